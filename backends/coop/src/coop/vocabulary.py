@@ -1,0 +1,91 @@
+"""The operation vocabulary shared by every backend, and the static parameter rules they enforce.
+
+The rules live here once so that every backend rejects the same bad parameters with the same
+rule name; a backend calls :func:`check_static` from its own public entry point.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+OPERATIONS = ("block.load", "block.store")
+ALGORITHMS = ("direct", "striped", "vectorize", "transpose", "warp_transpose")
+#: Algorithms that exchange through shared scratch and a barrier.
+TRANSPOSE_FAMILY = ("transpose", "warp_transpose")
+DTYPES = (
+    "uint8", "int8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+    "float16", "float32", "float64",
+)
+WARP_SIZE = 32
+
+
+class InvalidParameter(ValueError):
+    """A static parameter combination the API refuses; ``rule`` names the broken rule."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(f"{message} [{rule}]")
+        self.rule = rule
+
+
+#: rule name -> what it forbids; the contracts name these in their ``reject`` tables.
+STATIC_RULES = {
+    "items_per_thread": "items_per_thread must be a positive int",
+    "warp_multiple": "warp_transpose needs a block whose thread count is a multiple of 32",
+    "store_oob_default": "oob_default applies to Load only",
+    "valid_items_range": "a static valid_items must lie in [0, threads * items_per_thread]",
+    "offset_negative": "offset must be >= 0",
+    "algorithm": "algorithm must be one of " + ", ".join(ALGORITHMS),
+    "dtype": "dtype must be one of " + ", ".join(DTYPES),
+}
+
+
+def block_threads(block: tuple[int, ...]) -> int:
+    """Threads in a block of shape (x[, y[, z]])."""
+    return prod(block)
+
+
+def check_static(
+    operation: str,
+    *,
+    block: tuple[int, ...],
+    items_per_thread: int,
+    algorithm: str,
+    dtype: str,
+    oob_default: bool = False,
+    valid_items: int | None = None,
+    offset: int | None = None,
+) -> None:
+    """Raise :class:`InvalidParameter` for the first static rule the parameters break.
+
+    ``valid_items`` and ``offset`` are checked only when they are compile-time constants.
+
+    >>> check_static("block.load", block=(100,), items_per_thread=4, algorithm="warp_transpose",
+    ...              dtype="int32")
+    Traceback (most recent call last):
+    coop.vocabulary.InvalidParameter: warp_transpose needs a block whose thread count is a multiple of 32 (got 100 threads) [warp_multiple]
+    """
+    if operation not in OPERATIONS:
+        raise InvalidParameter("operation", f"unknown operation {operation!r}")
+    if dtype not in DTYPES:
+        raise InvalidParameter("dtype", f"{STATIC_RULES['dtype']} (got {dtype!r})")
+    if algorithm not in ALGORITHMS:
+        raise InvalidParameter("algorithm", f"{STATIC_RULES['algorithm']} (got {algorithm!r})")
+    if type(items_per_thread) is not int or items_per_thread < 1:
+        raise InvalidParameter(
+            "items_per_thread", f"{STATIC_RULES['items_per_thread']} (got {items_per_thread!r})"
+        )
+    threads = block_threads(block)
+    if algorithm == "warp_transpose" and threads % WARP_SIZE:
+        raise InvalidParameter(
+            "warp_multiple", f"{STATIC_RULES['warp_multiple']} (got {threads} threads)"
+        )
+    if oob_default and operation == "block.store":
+        raise InvalidParameter("store_oob_default", STATIC_RULES["store_oob_default"])
+    tile = threads * items_per_thread
+    if valid_items is not None and not 0 <= valid_items <= tile:
+        raise InvalidParameter(
+            "valid_items_range",
+            f"a static valid_items must lie in [0, {tile}] (got {valid_items})",
+        )
+    if offset is not None and offset < 0:
+        raise InvalidParameter("offset_negative", f"{STATIC_RULES['offset_negative']} (got {offset})")

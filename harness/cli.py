@@ -1,0 +1,138 @@
+"""Command line: ``python -m harness list|run|worker`` (report commands join from harness.report).
+
+Handled errors print one line and exit 2; a run exits 1 when any case is not accepted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness import caseid
+from harness.cases import PROFILES, expand, kernel_points
+from harness.contracts import contracts_dir, load_contracts
+from harness.errors import HarnessError
+from harness.journal import final_cases, read_journal
+from harness.lanes import LANES, SANITIZER_TOOLS
+from harness.session import RunConfig, expectation_problems, run_worker, supervise
+
+ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
+
+
+def gpu_present() -> bool:
+    """A GPU the driver lists (asks nvidia-smi; never initializes CUDA in this process)."""
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lane", choices=ALL_LANES, help="default: gpu where a GPU is present, else host")
+    parser.add_argument("--profile", choices=PROFILES, default="pr")
+    parser.add_argument("--backend", action="append", default=[], help="repeatable; default: every installed one")
+    parser.add_argument("--seed", type=int, default=20261129, help="global seed; case seeds derive from it")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--max-blocks", type=int, default=4096, help="blocks per launch (lower under racecheck)")
+    parser.add_argument("--contracts", type=Path, help="contracts folder (default: the project's contracts/)")
+    parser.add_argument("--expectations", type=Path, help="default: expectations.toml in the contracts folder")
+
+
+def _config(args: argparse.Namespace) -> RunConfig:
+    folder = args.contracts or contracts_dir()
+    expectations = args.expectations or (folder / "expectations.toml")
+    return RunConfig(lane=args.lane or ("gpu" if gpu_present() else "host"), profile=args.profile, seed=args.seed,
+                     backends=list(args.backend), contracts_dir=folder, arch=args.arch,
+                     max_blocks=args.max_blocks, expectations=expectations if expectations.exists() else None)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    contracts = load_contracts(args.contracts)
+    for contract in contracts:
+        for profile in PROFILES:
+            cases = expand(contract, "backend", profile)
+            runs = sum(1 for c in cases if c.reject is None)
+            print(f"{contract.id:<12} {profile:<4}  {len(kernel_points(contract, profile)):>5} kernel points  "
+                  f"{runs:>7} run cases  {len(contract.rejects):>2} reject cases  (per backend)")
+            if args.ids and profile == args.profile:
+                for case in cases:
+                    print("  " + case.id)
+    return 0
+
+
+def summarize(journal: Path) -> tuple[Counter[tuple[str, str, str]], int]:
+    """Counts by (contract, backend, status), and how many cases are not accepted."""
+    finals = final_cases(read_journal(journal))
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for record in finals.values():
+        contract, backend, _ = caseid.parse(record.id)
+        counts[contract, backend, str(record.status)] += 1
+    return counts, sum(1 for r in finals.values() if not r.accepted)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = _config(args)
+    journal = args.resume or Path("reports/out") / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    if args.resume and not journal.exists():
+        raise HarnessError(f"{journal}: no such journal to resume")
+    if args.no_isolate:
+        run_worker(config, journal)
+    else:
+        supervise(config, journal, group_timeout=args.group_timeout)
+    counts, not_accepted = summarize(journal)
+    print(f"lane {config.lane}, profile {config.profile}, journal {journal}")
+    for (contract, backend, status), n in sorted(counts.items()):
+        print(f"  {contract:<12} {backend:<11} {status:<15} {n:>7}")
+    problems = expectation_problems(config, journal)
+    for problem in problems:
+        print(f"expectation: {problem}", file=sys.stderr)
+    total = sum(counts.values())
+    if total == 0:
+        print("no case ran: a lane that ran nothing fails", file=sys.stderr)
+        return 1
+    print(f"{total - not_accepted} of {total} cases accepted")
+    return 1 if not_accepted or problems else 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    run_worker(_config(args), args.journal)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("list", help="case counts per contract for both profiles")
+    p.add_argument("--contracts", type=Path)
+    p.add_argument("--profile", choices=PROFILES, default="pr", help="with --ids: whose ids to print")
+    p.add_argument("--ids", action="store_true", help="also print every case id")
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("run", help="run a lane into a journal (isolated worker; resumable)")
+    _run_options(p)
+    p.add_argument("--resume", type=Path, help="continue this journal: cases it records are not run again")
+    p.add_argument("--group-timeout", type=float, default=900.0, help="seconds without progress before Timeout")
+    p.add_argument("--no-isolate", action="store_true", help="run in this process (no crash isolation)")
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("worker", help=argparse.SUPPRESS)
+    _run_options(p)
+    p.add_argument("--journal", type=Path, required=True)
+    p.set_defaults(func=cmd_worker)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

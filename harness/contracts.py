@@ -1,0 +1,179 @@
+"""Load and validate the contract files (data, not code) into frozen :class:`Contract` objects.
+
+Validation is JSON Schema (the file ``contract_schema.json``, with the vocabulary filled in from
+``coop``) plus the cross-field checks a schema cannot say; every error names file, key and what
+was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+import coop
+from coop.vocabulary import STATIC_RULES
+from harness.errors import ContractError
+
+KERNEL_AXES = ("dtype", "block", "ipt", "alg")
+
+
+@dataclass(frozen=True)
+class RejectCase:
+    """A static parameter combination every backend must refuse with ``rule``."""
+
+    name: str
+    rule: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    text: str
+    check: str
+
+
+@dataclass(frozen=True, eq=False)
+class Contract:
+    """One operation's contract: axes (kernel ones compile, case ones ride), rules, resources."""
+
+    path: Path
+    id: str
+    operation: str
+    description: str
+    axes: dict[str, tuple[Any, ...]]
+    kernel_axes: tuple[str, ...]
+    case_axes: tuple[str, ...]
+    excluded_rules: frozenset[str]
+    rules: tuple[Rule, ...]
+    resources: tuple[dict[str, Any], ...]
+    rejects: tuple[RejectCase, ...]
+
+    @property
+    def axis_order(self) -> tuple[str, ...]:
+        """Kernel axes then case axes: the parameter order of every case id."""
+        return self.kernel_axes + self.case_axes
+
+    def rules_for_check(self, check: str) -> list[str]:
+        return [r.name for r in self.rules if r.check == check]
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(files("harness").joinpath("contract_schema.json").read_text())
+    schema["$defs"]["dtype"] = {"enum": list(coop.DTYPES)}
+    schema["$defs"]["algorithm"] = {"enum": list(coop.ALGORITHMS)}
+    schema["$defs"]["static_rule"] = {"enum": sorted(STATIC_RULES)}
+    return schema
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    where = ""
+    for part in error.absolute_path:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    return where or "(top level)"
+
+
+def _fail(path: Path, where: str, what: str) -> ContractError:
+    return ContractError(f"{path}: {where}: {what}")
+
+
+def load_contract(path: Path) -> Contract:
+    """Read and validate one contract file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ContractError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ContractError(f"{path}: not valid TOML: {exc}") from None
+    errors = sorted(
+        jsonschema.Draft202012Validator(_schema()).iter_errors(data),
+        key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),
+    )
+    if errors:
+        raise _fail(path, _where(errors[0]), errors[0].message)
+    roles = data["roles"]
+    if sorted(roles["kernel"]) != sorted(KERNEL_AXES):
+        raise _fail(path, "roles.kernel", f"must list exactly {', '.join(KERNEL_AXES)}")
+    missing = set(data["axes"]) - set(roles["kernel"]) - set(roles["case"])
+    unknown = set(roles["case"]) - set(data["axes"])
+    if missing or unknown:
+        raise _fail(path, "roles.case", f"must list exactly the non-kernel axes {sorted(set(data['axes']) - set(KERNEL_AXES))}")
+    if data["operation"] == "block.store" and "oob" in data["axes"]:
+        raise _fail(path, "axes.oob", "Store takes no oob_default: move it to a reject case")
+    names = [r["name"] for r in data["rules"]]
+    if len(names) != len(set(names)):
+        raise _fail(path, "rules", f"duplicate rule name in {names}")
+    for i, rej in enumerate(data["reject"]):
+        _check_reject(path, i, data["operation"], rej)
+    return Contract(
+        path=path,
+        id=data["contract"],
+        operation=data["operation"],
+        description=data["description"].strip(),
+        axes={k: tuple(v) for k, v in data["axes"].items()},
+        kernel_axes=tuple(roles["kernel"]),
+        case_axes=tuple(roles["case"]),
+        excluded_rules=frozenset(e["rule"] for e in data.get("exclude", [])),
+        rules=tuple(Rule(**r) for r in data["rules"]),
+        resources=tuple(data["resources"]),
+        rejects=tuple(RejectCase(r["name"], r["rule"], dict(r["params"])) for r in data["reject"]),
+    )
+
+
+def _check_reject(path: Path, index: int, operation: str, rej: dict[str, Any]) -> None:
+    """A reject case must break exactly the rule it names, or it proves nothing."""
+    p = rej["params"]
+    try:
+        coop.check_static(
+            operation,
+            block=parse_block(p["block"]),
+            items_per_thread=p["ipt"],
+            algorithm=p["alg"],
+            dtype=p["dtype"],
+            oob_default=p.get("store_oob_default", False),
+            valid_items=p.get("static_valid_items"),
+            offset=p.get("static_offset"),
+        )
+    except coop.InvalidParameter as exc:
+        if exc.rule == rej["rule"]:
+            return
+        raise _fail(path, f"reject[{index}]", f"breaks rule {exc.rule!r}, not the declared {rej['rule']!r}") from None
+    raise _fail(path, f"reject[{index}]", f"breaks no static rule, but declares {rej['rule']!r}")
+
+
+def parse_block(text: str) -> tuple[int, ...]:
+    """'16x8' -> (16, 8)."""
+    return tuple(int(d) for d in text.split("x"))
+
+
+def contracts_dir() -> Path:
+    """The shipped contracts/ folder: next to the source tree, or given by COOP_CONTRACTS."""
+    import os
+
+    env = os.environ.get("COOP_CONTRACTS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "contracts"
+
+
+def load_contracts(directory: Path | None = None) -> list[Contract]:
+    """Every contract file in ``directory`` (sorted), failing on duplicate contract ids."""
+    directory = directory or contracts_dir()
+    paths = sorted(p for p in directory.glob("*.toml") if p.stem not in ("coverage", "expectations"))
+    if not paths:
+        raise ContractError(f"{directory}: no contract files (*.toml) found")
+    contracts: dict[str, Contract] = {}
+    for path in paths:
+        contract = load_contract(path)
+        if contract.id in contracts:
+            raise ContractError(f"{path}: contract id {contract.id!r} is also declared by {contracts[contract.id].path}")
+        contracts[contract.id] = contract
+    return list(contracts.values())

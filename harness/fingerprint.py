@@ -1,0 +1,71 @@
+"""The environment fingerprint recorded at the start of every run (reports render it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+PACKAGES = ("coop", "coop-harness", "coop-numba", "coop-cutlass", "coop-rustfatbin", "numpy", "numba",
+            "numba-cuda", "nvidia-cutlass-dsl", "cuda-bindings", "torch", "pytest", "pytest-xdist")
+MANIFEST_ENV = "COOP_WHEEL_MANIFEST"
+
+
+def _command(*args: str) -> str | None:
+    """First line of a tool's answer, or None when the tool is absent or fails (never raises)."""
+    if shutil.which(args[0]) is None:
+        return None
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    return lines[-1] if lines else None
+
+
+def _packages() -> dict[str, str]:
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def _git() -> dict[str, Any]:
+    commit = _command("git", "rev-parse", "HEAD")
+    if commit is None:
+        return {}
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                           text=True, check=False).stdout.strip() != ""
+    return {"commit": commit, "dirty": dirty}
+
+
+def _manifest() -> dict[str, Any]:
+    path = os.environ.get(MANIFEST_ENV)
+    if not path or not Path(path).is_file():
+        return {}
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {"wheel_manifest": data}
+
+
+def fingerprint() -> dict[str, Any]:
+    """What ran where: interpreter, packages, GPU, driver, CUDA tools, source commit, wheels."""
+    gpu = _command("nvidia-smi", "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader")
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": _packages(),
+        "gpu": gpu,
+        "ptxas": _command("ptxas", "--version"),
+        "compute_sanitizer": _command("compute-sanitizer", "--version"),
+        **_git(),
+        **_manifest(),
+    }

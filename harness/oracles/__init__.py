@@ -1,0 +1,1 @@
+"""Pure-NumPy oracles, one module per operation family; no backend imports."""
