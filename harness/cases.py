@@ -15,6 +15,7 @@ from typing import Any
 
 import coop
 from coop.vocabulary import STATIC_RULES
+
 from harness import caseid
 from harness.contracts import Contract, RejectCase, parse_block
 from harness.errors import CaseIdError
@@ -176,6 +177,10 @@ def case_from_id(case_id: str, contracts: Iterable[Contract]) -> Case:
             if val not in axis:
                 raise CaseIdError(f"{case_id!r}: {key}={value} is not a value of axis {key} {list(axis)}")
             typed.append((key, val))
+        keys = tuple(k for k, _ in typed)
+        if keys not in (contract.kernel_axes, contract.axis_order):
+            raise CaseIdError(f"{case_id!r}: parameters must be {','.join(contract.kernel_axes)} (a kernel "
+                              f"check) or {','.join(contract.axis_order)} (a run case), in the contract's axis order")
         case = Case(contract, backend, tuple(typed))
     if case.id != case_id:
         raise CaseIdError(f"{case_id!r}: parameters out of the contract's axis order ({case.id})")

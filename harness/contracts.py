@@ -15,10 +15,10 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 import coop
+import jsonschema
 from coop.vocabulary import STATIC_RULES
+
 from harness.errors import ContractError
 
 KERNEL_AXES = ("dtype", "block", "ipt", "alg")
@@ -105,7 +105,8 @@ def load_contract(path: Path) -> Contract:
     missing = set(data["axes"]) - set(roles["kernel"]) - set(roles["case"])
     unknown = set(roles["case"]) - set(data["axes"])
     if missing or unknown:
-        raise _fail(path, "roles.case", f"must list exactly the non-kernel axes {sorted(set(data['axes']) - set(KERNEL_AXES))}")
+        others = sorted(set(data["axes"]) - set(KERNEL_AXES))
+        raise _fail(path, "roles.case", f"must list exactly the non-kernel axes {others}")
     if data["operation"] == "block.store" and "oob" in data["axes"]:
         raise _fail(path, "axes.oob", "Store takes no oob_default: move it to a reject case")
     names = [r["name"] for r in data["rules"]]
@@ -174,6 +175,7 @@ def load_contracts(directory: Path | None = None) -> list[Contract]:
     for path in paths:
         contract = load_contract(path)
         if contract.id in contracts:
-            raise ContractError(f"{path}: contract id {contract.id!r} is also declared by {contracts[contract.id].path}")
+            first = contracts[contract.id].path
+            raise ContractError(f"{path}: contract id {contract.id!r} is also declared by {first}")
         contracts[contract.id] = contract
     return list(contracts.values())

@@ -12,9 +12,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+import coop
 import numpy as np
 
-import coop
 from harness.cases import Case
 from harness.journal import CaseRecord, LaunchRecord, Record
 from harness.lanes import LANES, is_run_case, lane_kind
@@ -132,8 +132,11 @@ class Engine:
     def _launch(self, spec: coop.KernelSpec, compiled: Any, cases: list[Case]) -> list[CaseRecord]:
         is_load = spec.operation == "block.load"
         batch: coop.LoadBatch | coop.StoreBatch
-        batch = (oracle.build_load if is_load else oracle.build_store)(spec, cases, self.seed)
-        sentinels = None if is_load else np.array(batch.dst, copy=True)
+        if is_load:
+            batch, sentinels = oracle.build_load(spec, cases, self.seed), None
+        else:
+            batch = oracle.build_store(spec, cases, self.seed)
+            sentinels = np.array(batch.dst, copy=True)
         self._launches += 1
         self.emit(LaunchRecord(coop.kernel_symbol(spec), tuple(c.id for c in cases), self._launches))
         try:

@@ -118,12 +118,23 @@ def from_json(line: str, where: str = "journal") -> Record:
     return record
 
 
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a partial last line (a writer killed mid-line) so appended records start on a line of their own."""
+    if not path.exists():
+        return
+    with path.open("rb+") as fh:
+        data = fh.read()
+        if data and not data.endswith(b"\n"):
+            fh.truncate(data.rfind(b"\n") + 1)
+
+
 class JournalWriter:
     """Appends records, one flushed line each; open with ``with``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        _drop_torn_tail(path)
         self._fh: IO[str] = path.open("a", encoding="utf-8")
 
     def write(self, record: Record) -> None:

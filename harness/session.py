@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import coop
+
 from harness import caseid
 from harness.cases import Case, group_by_kernel
 from harness.contracts import Contract, load_contracts

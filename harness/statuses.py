@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     PASS = "Pass"
     FAIL = "Fail"
     COMPILE_ERROR = "CompileError"
@@ -17,9 +17,6 @@ class Status(str, Enum):
     UNEXPECTED_PASS = "UnexpectedPass"
     FLAKE = "Flake"
     MISSING = "Missing"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 #: Statuses a strict (fail-closed) lane accepts; NotSupported is accepted only when declared.

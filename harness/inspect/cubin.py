@@ -8,11 +8,13 @@ Where each figure lives (CUDA 13 ptxas output for sm_90; every figure is cross-c
   ``llvm/BinaryFormat/ELF.h``: ``EF_CUDA_SM``, ``EF_CUDA_SM_MASK``).
 * registers, local and stack: ``EIATTR`` records of the module-wide ``.nv.info`` section, each
   holding (symbol index, value): ``EIATTR_REGCOUNT`` (0x2f, registers per thread, callees
-  included), ``EIATTR_FRAME_SIZE`` (0x11, the kernel's own per-thread local frame: local arrays
-  and spills), ``EIATTR_MIN_STACK_SIZE`` (0x12, per-thread stack the launch reserves, callees'
-  frames included; cuobjdump's ``STACK``). cuobjdump's ``LOCAL`` counts only module-scope
-  ``.local`` variables, which the sm_90 ABI forbids, so it reads 0 even for a kernel that spills:
-  ``local_bytes`` is the frame instead.
+  included), ``EIATTR_FRAME_SIZE`` (0x11, the kernel's own per-thread frame in local memory:
+  local arrays and spills; ptxas's "bytes stack frame"), ``EIATTR_MIN_STACK_SIZE`` (0x12, the
+  per-thread stack a launch reserves: that frame plus the deepest chain of callee frames;
+  cuobjdump's ``STACK``). One ptxas run folds the module's callees into the kernel's frame, so
+  the two agree there; device-linked code keeps a callee's frame apart. cuobjdump's ``LOCAL``
+  counts only module-scope ``.local`` variables, which the sm_90 ABI forbids, so it reads 0 even
+  for a kernel that spills: ``local_bytes`` is the frame instead.
 * barriers: ``EIATTR_NUM_BARRIERS`` (0x4c) in the kernel's ``.nv.info.<kernel>``; older images keep
   the count in bits 20-26 of the ``.text.<kernel>`` section flags, which nvlink moves into that
   record when it links.
@@ -184,5 +186,5 @@ def _records(data: bytes, name: str, kernel: str) -> Iterator[tuple[int, int, by
         elif fmt in (EIFMT_NVAL, EIFMT_BVAL, EIFMT_HVAL):
             payload, offset = data[offset + 2 : offset + 4], offset + 4
         else:
-            raise InspectError(f"kernel {kernel}: {name} has a record of unknown format {fmt} at byte {offset}")
+            raise InspectError(f"kernel {kernel}: {name} has a record of unknown format {fmt} at {offset}")
         yield attr, fmt, payload

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import coop
 import numpy as np
 
-import coop
 from harness.cases import Case
 from harness.oracles.values import pattern, raw_view
 

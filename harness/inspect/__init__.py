@@ -1,0 +1,17 @@
+"""The artifact inspector: resource figures and final SASS of one kernel, and the contracts' resource rules.
+
+Backends never inspect their own artifacts; they return :class:`coop.Artifacts` and the harness
+reads the cubin (for a fatbin, the entry the base package extracted) with pyelftools and nvdisasm::
+
+    report = inspect_artifacts(artifacts)
+    resource_violations(report, spec.algorithm, contract.resources)  # [] when clean
+"""
+
+from harness.inspect.errors import InspectError
+from harness.inspect.report import KernelReport, inspect_artifacts
+from harness.inspect.rules import RULE_KEYS, resource_violations
+from harness.inspect.sass import Instruction
+
+__all__ = [
+    "RULE_KEYS", "InspectError", "Instruction", "KernelReport", "inspect_artifacts", "resource_violations",
+]

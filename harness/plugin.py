@@ -1,0 +1,156 @@
+"""pytest plugin: one test item per case (node id = case id), each kernel group run once by the engine.
+
+Enabled per session with ``-p harness.plugin --coop-lane LANE``; without ``--coop-lane`` it adds
+nothing. Items carry ``xdist_group`` marks, so ``--dist loadgroup`` keeps a kernel group on one
+worker (one compile, one launch). ``--coop-fail-closed`` fails the session on any skip.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import coop
+import pytest
+
+from harness.cases import Case
+from harness.contracts import contracts_dir, load_contracts
+from harness.engine import Engine
+from harness.journal import CaseRecord, JournalWriter, SessionRecord
+from harness.lanes import lane_cases
+from harness.session import RunConfig, kernel_id, resolve_backends
+from harness.statuses import Status
+
+SETTINGS = pytest.StashKey[tuple[RunConfig, Path | None]]()
+RUNNER = pytest.StashKey["CaseRunner"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("coop", "coop conformance cases")
+    group.addoption("--coop-lane", help="run the contract cases of this lane (host, simulator, gpu, gpu-<tool>)")
+    group.addoption("--coop-profile", default="pr", choices=("pr", "full"))
+    group.addoption("--coop-backend", action="append", default=[], help="repeatable; default: all installed")
+    group.addoption("--coop-seed", type=int, default=20261129)
+    group.addoption("--coop-arch", default="sm_90")
+    group.addoption("--coop-max-blocks", type=int, default=4096)
+    group.addoption("--coop-contracts", type=Path, help="contracts folder")
+    group.addoption("--coop-expectations", type=Path, help="expectations file (default: in the contracts folder)")
+    group.addoption("--coop-journal", help="journal path; {worker} becomes the xdist worker id")
+    group.addoption("--coop-fail-closed", action="store_true",
+                    help="fail the session on any skip or undeclared NotSupported (qualification lanes)")
+
+
+class CaseFailure(Exception):
+    """A case verdict that is not accepted; pytest shows only its one-line detail."""
+
+
+class CaseRunner:
+    """Per-process engines and verdicts; a group runs on the first request for any of its cases."""
+
+    def __init__(self, config: RunConfig, journal: Path | None) -> None:
+        self.config = config
+        self.ledger = config.ledger()
+        self.writer = JournalWriter(journal) if journal else None
+        self.engines: dict[str, Engine] = {}
+        self.groups: dict[str, list[Case]] = {}
+        self.verdicts: dict[str, CaseRecord] = {}
+        if self.writer:
+            from harness.fingerprint import fingerprint
+
+            self.writer.write(SessionRecord(config.lane, config.profile, config.seed, tuple(config.backends),
+                                            fingerprint()))
+
+    def cases(self) -> list[Case]:
+        found = [c for contract in load_contracts(self.config.contracts_dir) for backend in self.config.backends
+                 for c in lane_cases(contract, backend, self.config.profile, self.config.lane)]
+        for case in found:
+            self.groups.setdefault(self._group(case), []).append(case)
+        return found
+
+    @staticmethod
+    def _group(case: Case) -> str:
+        return f"{kernel_id(case)}#{case['reject']}" if case.reject else kernel_id(case)
+
+    def verdict(self, case: Case) -> CaseRecord:
+        if case.id not in self.verdicts:
+            engine = self._engine(case.backend)
+            for record in engine.run_group(case.spec, self.groups[self._group(case)]):
+                self.verdicts[record.id] = record
+        return self.verdicts[case.id]
+
+    def _engine(self, backend: str) -> Engine:
+        if backend not in self.engines:
+            emit = self.writer.write if self.writer else (lambda record: None)
+            self.engines[backend] = Engine(coop.register(backend), self.config.lane, self.config.seed, emit,
+                                           self.config.arch, self.config.max_blocks, self.ledger.resolve)
+        return self.engines[backend]
+
+
+class CaseItem(pytest.Item):
+    """One contract case; its outcome is the engine's verdict for it."""
+
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def runtest(self) -> None:
+        record = self.config.stash[RUNNER].verdict(self.case)
+        self.user_properties += [("status", str(record.status)), ("lane", record.lane)]
+        if record.status is Status.PASS:
+            return
+        if record.status is Status.EXPECTED_FAIL or (record.status is Status.NOT_SUPPORTED and record.waiver):
+            pytest.xfail(f"{record.status}: {record.detail} ({record.waiver})")
+        if record.status is Status.NOT_SUPPORTED and not self.config.getoption("coop_fail_closed"):
+            pytest.skip(f"NotSupported (undeclared): {record.detail}")
+        raise CaseFailure(f"{record.status}: {record.detail}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailure):
+            return f"{self.case.id}\n{excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.case.contract.path, None, self.case.id
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "coop_case: a contract case collected by harness.plugin")
+    lane = config.getoption("coop_lane")
+    if not lane:
+        return
+    folder = config.getoption("coop_contracts") or contracts_dir()
+    expectations = config.getoption("coop_expectations") or folder / "expectations.toml"
+    run = RunConfig(lane=lane, profile=config.getoption("coop_profile"), seed=config.getoption("coop_seed"),
+                    backends=resolve_backends(config.getoption("coop_backend")), contracts_dir=folder,
+                    arch=config.getoption("coop_arch"), max_blocks=config.getoption("coop_max_blocks"),
+                    expectations=expectations if expectations.exists() else None)
+    journal = config.getoption("coop_journal")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    config.stash[SETTINGS] = (run, Path(journal.format(worker=worker)) if journal else None)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Add the lane's cases (collection runs in each xdist worker, never in the controller)."""
+    if SETTINGS not in config.stash:
+        return
+    runner = config.stash[RUNNER] = CaseRunner(*config.stash[SETTINGS])
+    for case in runner.cases():
+        item = CaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case)
+        item.add_marker(pytest.mark.coop_case)
+        item.add_marker(pytest.mark.xdist_group(runner._group(case)))
+        items.append(item)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Close this process's journal; in a fail-closed lane any skip fails the session."""
+    config = session.config
+    if RUNNER in config.stash and config.stash[RUNNER].writer:
+        config.stash[RUNNER].writer.close()  # type: ignore[union-attr]
+    if SETTINGS not in config.stash or not config.getoption("coop_fail_closed"):
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    skipped = [r.nodeid for r in (reporter.stats.get("skipped", []) if reporter else [])]
+    if skipped and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\ncoop: a fail-closed lane had {len(skipped)} skipped case(s), e.g. {skipped[0]}")

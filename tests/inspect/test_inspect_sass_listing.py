@@ -1,0 +1,132 @@
+"""SASS listings: parsing nvdisasm's lines, opcode patterns, one nvdisasm run per cubin, finding tools."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.inspect import InspectError, Instruction, inspect_artifacts
+from harness.inspect import sass as sass_module
+from harness.inspect.sass import check_pattern, matches, parse_listing, split_sections
+from harness.inspect.tools import locate_tool
+
+LISTING = """\
+//--------------------- .text.k                  --------------------------
+\t.section\t.text.k,"ax",@progbits
+        .other          k,@"STO_CUDA_ENTRY STV_DEFAULT"
+k:
+.text.k:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*00e0*/                   STS.128 [R7], R8 ;
+        /*00f0*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0100*/               @!P0 LDSM.16.M88.4 R4, [R6] ;
+        /*0110*/               @UP1 LDS.U8 R9, [R6+0x4] ;
+        /*0120*/               @PT BRA `(.L_x_1) ;
+.L_x_1:
+        /*1a30*/                   NOP;
+//--------------------- SYMBOLS --------------------------
+\t.type\t\t.nv.reservedSmem.offset0,@object
+"""
+
+
+def test_parse_keeps_offsets_mnemonics_and_drops_predicates_from_mnemonics() -> None:
+    instructions = parse_listing(split_sections(LISTING)[".text.k"], "k")
+    assert [(i.offset, i.mnemonic) for i in instructions] == [
+        (0x0, "LDC"), (0xE0, "STS.128"), (0xF0, "BAR.SYNC.DEFER_BLOCKING"), (0x100, "LDSM.16.M88.4"),
+        (0x110, "LDS.U8"), (0x120, "BRA"), (0x1A30, "NOP"),
+    ]
+    assert instructions[3].assembly == "@!P0 LDSM.16.M88.4 R4, [R6]"
+    assert instructions[3].excerpt() == "@!P0 LDSM.16.M88.4 R4, [R6] at /*0100*/"
+    assert instructions[6].excerpt() == "NOP at /*1a30*/"
+
+
+def test_split_cuts_at_section_headers() -> None:
+    sections = split_sections(LISTING)
+    assert list(sections) == [".text.k", "SYMBOLS"]
+    assert "reservedSmem" not in sections[".text.k"]
+
+
+def test_unparsable_instruction_line_is_an_error() -> None:
+    with pytest.raises(InspectError, match=r"kernel k: cannot parse SASS line '/\*0010\*/ iadd r1 ;'"):
+        parse_listing("        /*0010*/ iadd r1 ;\n", "k")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "mnemonic", "expected"),
+    [
+        ("BAR", "BAR.SYNC.DEFER_BLOCKING", True),
+        ("BAR", "BAR", True),
+        ("BAR", "BARX", False),
+        ("LDS", "LDS.U8", True),
+        ("LDS", "LDSM.16.M88.4", False),
+        ("LDG.E", "LDG.E.128", True),
+        ("LDG.E", "LDG.EL", False),
+        ("BAR.SYNC", "BAR.ARV", False),
+    ],
+)
+def test_pattern_matches_whole_dot_separated_parts(pattern: str, mnemonic: str, expected: bool) -> None:
+    assert matches(pattern, mnemonic) is expected
+
+
+@pytest.mark.parametrize("pattern", ["bar", "BAR.", ".SYNC", "BAR*", "B AR", "", 7])
+def test_bad_patterns_are_refused(pattern: object) -> None:
+    with pytest.raises(ValueError, match="is not an opcode pattern"):
+        check_pattern(pattern)
+
+
+def test_instruction_is_a_value() -> None:
+    assert Instruction(0x130, "BAR.SYNC", "BAR.SYNC 0x0") == Instruction(0x130, "BAR.SYNC", "BAR.SYNC 0x0")
+
+
+def test_nvdisasm_runs_once_per_distinct_cubin(build, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sass_module, "_listings", {})
+    runs: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counting_run(command, *args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(command)
+        return real_run(command, *args, **kwargs)
+
+    monkeypatch.setattr(sass_module.subprocess, "run", counting_run)
+    mixed = build("mixed_module")
+    for kernel in ("mixed_plain", "mixed_dynamic", "mixed_plain"):
+        inspect_artifacts(mixed.artifacts(kernel))
+    assert len(runs) == 1
+    inspect_artifacts(build("plain").artifacts("plain"))
+    assert len(runs) == 2
+
+
+def test_missing_tool_names_every_place_searched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    with pytest.raises(InspectError) as raised:
+        locate_tool("nvdisasm", "coop-no-such-package")
+    assert str(raised.value) == (
+        "nvdisasm not found; searched pip package coop-no-such-package (not installed), PATH, "
+        f"CUDA_HOME/bin ({tmp_path / 'cuda' / 'bin' / 'nvdisasm'}); try: pip install coop-no-such-package"
+    )
+    monkeypatch.delenv("CUDA_HOME")
+    with pytest.raises(InspectError, match=r"PATH, CUDA_HOME \(unset\)"):
+        locate_tool("nvdisasm", "coop-no-such-package")
+
+
+def test_tool_found_under_cuda_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = tmp_path / "bin" / "nvdisasm"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", os.devnull)
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    assert locate_tool("nvdisasm", "coop-no-such-package") == tool
+
+
+def test_tool_found_in_its_pip_package_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    decoy = tmp_path / "nvdisasm"
+    decoy.write_text("#!/bin/sh\n")
+    decoy.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    found = locate_tool("nvdisasm", "nvidia-cuda-nvdisasm")
+    assert found != decoy and found.name == "nvdisasm" and found.parent.name == "bin"

@@ -1,0 +1,44 @@
+"""The case id grammar: render and parse are inverse, and malformed ids are refused."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness import caseid
+from harness.errors import CaseIdError
+
+keys = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
+values = st.from_regex(r"[A-Za-z0-9_.+-]{1,10}", fullmatch=True)
+
+
+@given(st.dictionaries(keys, values, min_size=1, max_size=6))
+def test_render_parse_round_trip(params: dict[str, str]) -> None:
+    text = caseid.render("block.load", "numba", list(params.items()))
+    assert caseid.parse(text) == ("block.load", "numba", list(params.items()))
+
+
+def test_design_example_parses() -> None:
+    text = "block.load/numba/dtype=int32,block=16x8,ipt=4,alg=striped,valid=partial"
+    contract, backend, params = caseid.parse(text)
+    assert (contract, backend, dict(params)["block"]) == ("block.load", "numba", "16x8")
+
+
+@pytest.mark.parametrize("bad", [
+    "block.load/numba",                      # no params
+    "block.load/numba/dtype",                # not key=value
+    "block.load/numba/dtype=a b",            # bad character
+    "Block.load/numba/dtype=int32",          # contract grammar
+    "block.load/Numba/dtype=int32",          # backend grammar
+    "block.load/numba/ipt=1,ipt=2",          # repeated key
+    "block.load/numba/dtype=int32/extra",    # too many parts
+])
+def test_malformed_ids_are_refused(bad: str) -> None:
+    with pytest.raises(CaseIdError):
+        caseid.parse(bad)
+
+
+def test_render_refuses_bad_values() -> None:
+    with pytest.raises(CaseIdError, match="a value may hold only"):
+        caseid.render("block.load", "numba", [("dtype", "in t")])

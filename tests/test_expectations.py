@@ -1,0 +1,86 @@
+"""Expectations: mapping of verdicts, and expired, unmatched or malformed entries as errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ExpectationError
+from harness.expectations import Ledger, load_expectations
+from harness.journal import CaseRecord
+from harness.statuses import Status
+
+CASE = "block.load/cutlass/dtype=int32,block=32,ipt=1,alg=transpose,valid=zero,oob=none,offset=zero"
+ENTRY = """
+[[expect]]
+cases = "block.load/cutlass/*alg=transpose*"
+status = "{status}"
+tags = {{ backend = "cutlass", lane = "gpu" }}
+bug = "https://example.org/bugs/1"
+expires = {expires}
+reason = "transpose scratch reuse race"
+"""
+
+
+def _ledger(tmp_path: Path, status: str = "Fail", expires: str = "2099-01-01", lane: str = "gpu") -> Ledger:
+    path = tmp_path / "expectations.toml"
+    path.write_text("schema = 1\n" + ENTRY.format(status=status, expires=expires))
+    return Ledger(load_expectations(path), {"lane": lane, "arch": "sm_90", "toolkit": ""})
+
+
+@pytest.mark.parametrize(("actual", "expected", "mapped"), [
+    (Status.FAIL, "Fail", Status.EXPECTED_FAIL),
+    (Status.PASS, "Fail", Status.UNEXPECTED_PASS),
+    (Status.CRASH, "Fail", Status.CRASH),
+    (Status.NOT_SUPPORTED, "NotSupported", Status.NOT_SUPPORTED),
+])
+def test_mapping(tmp_path: Path, actual: Status, expected: str, mapped: Status) -> None:
+    ledger = _ledger(tmp_path, expected)
+    record = ledger.resolve(CaseRecord(CASE, actual, "gpu", "detail"))
+    assert record.status is mapped
+    assert record.accepted == (mapped in (Status.EXPECTED_FAIL, Status.NOT_SUPPORTED))
+    assert ledger.problems() == []
+
+
+def test_tags_limit_the_entry(tmp_path: Path) -> None:
+    ledger = _ledger(tmp_path, lane="host")
+    assert ledger.resolve(CaseRecord(CASE, Status.FAIL, "host")).status is Status.FAIL
+    assert ledger.problems() == []  # the entry does not apply to this lane, so it is not "unmatched"
+
+
+def test_unmatched_entry_is_an_error(tmp_path: Path) -> None:
+    ledger = _ledger(tmp_path)
+    ledger.resolve(CaseRecord(CASE.replace("transpose", "direct"), Status.PASS, "gpu"))
+    assert [p for p in ledger.problems() if "matched no case" in p]
+
+
+def test_expired_entry_is_an_error(tmp_path: Path) -> None:
+    ledger = _ledger(tmp_path, expires="2026-01-01")
+    ledger.resolve(CaseRecord(CASE, Status.FAIL, "gpu"))
+    assert ledger.problems(today=dt.date(2026, 11, 29)) == [
+        f"{tmp_path / 'expectations.toml'}: expect[0]: expired on 2026-01-01 (https://example.org/bugs/1): "
+        "block.load/cutlass/*alg=transpose*"]
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('status = "Fail"', 'status = "Pass"', r"expect\[0\]\.status: Pass cannot be expected"),
+    ('status = "Fail"', 'status = "Broken"', r"expect\[0\]\.status: 'Broken' is not one of"),
+    ("expires = 2099-01-01", 'expires = "soon"', r"expect\[0\]\.expires: expected a TOML date"),
+    ('bug = "https://example.org/bugs/1"', 'bug = "none"', r"expect\[0\]\.bug: expected a link"),
+    ("reason = ", "why = ", r"expect\[0\]: missing \['reason'\] / unknown \['why'\]"),
+    ("lane = ", "os = ", r"expect\[0\]\.tags: unknown tags \['os'\]"),
+])
+def test_malformed_entries(tmp_path: Path, old: str, new: str, message: str) -> None:
+    path = tmp_path / "e.toml"
+    path.write_text("schema = 1\n" + ENTRY.format(status="Fail", expires="2099-01-01").replace(old, new))
+    with pytest.raises(ExpectationError, match=message):
+        load_expectations(path)
+
+
+def test_shipped_expectations_parse() -> None:
+    from harness.contracts import contracts_dir
+
+    for exp in load_expectations(contracts_dir() / "expectations.toml"):
+        assert exp.expires > dt.date.today(), exp.where

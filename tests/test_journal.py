@@ -1,0 +1,86 @@
+"""The journal: records round-trip, a killed writer loses nothing already written, bad lines are named."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.errors import JournalError
+from harness.journal import (
+    CaseRecord,
+    EndRecord,
+    GroupRecord,
+    JournalWriter,
+    LaunchRecord,
+    SessionRecord,
+    final_cases,
+    from_json,
+    read_journal,
+    to_json,
+)
+from harness.statuses import Status
+
+RECORDS = [
+    SessionRecord("host", "pr", 7, ("numba",), {"python": "3.12"}, time=1.0),
+    GroupRecord("block.load/numba/dtype=int32,block=32,ipt=1,alg=direct", ("a/b/c=1",), pid=5),
+    LaunchRecord("coop_block_load__int32__ipt1__direct", ("a/b/c=1",), 1, pid=5),
+    CaseRecord("a/b/c=1", Status.FAIL, "gpu", "out[3]=1, but should be 2", ("arrangement",), 99, "ab12", 0.5),
+    EndRecord({"Fail": 1}, time=2.0),
+]
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.TYPE)
+def test_round_trip(record: object) -> None:
+    assert from_json(to_json(record)) == record  # type: ignore[arg-type]
+
+
+def test_last_verdict_wins(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    with JournalWriter(path) as writer:
+        writer.write(CaseRecord("a/b/c=1", Status.FAIL, "gpu"))
+        writer.write(CaseRecord("a/b/c=1", Status.PASS, "gpu", attempt=2))
+    assert final_cases(read_journal(path))["a/b/c=1"].status is Status.PASS
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("{not json", "not JSON"),
+    ('{"v": 2, "type": "case"}', "not a schema-1"),
+    ('{"v": 1, "type": "party"}', "unknown record type"),
+    ('{"v": 1, "type": "end", "counts": {}, "colour": 1}', "unknown fields"),
+])
+def test_bad_line_in_the_middle_is_named(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_text(to_json(RECORDS[0]) + "\n" + line + "\n" + to_json(RECORDS[-1]) + "\n")
+    with pytest.raises(JournalError, match=f"j.jsonl:2: {message}"):
+        list(read_journal(path))
+
+
+WRITER = """
+import sys
+from harness.journal import CaseRecord, JournalWriter
+from harness.statuses import Status
+with JournalWriter(__import__("pathlib").Path(sys.argv[1])) as w:
+    for i in range(10**9):
+        w.write(CaseRecord(f"block.load/x/n={i}", Status.PASS, "host", "x" * 2000))
+"""
+
+
+def test_journal_survives_a_killed_writer(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)])
+    deadline = time.monotonic() + 60
+    while (not path.exists() or path.stat().st_size < 400_000) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    records = list(read_journal(path))
+    lines = path.read_text().count("\n")
+    assert len(records) >= 100 and len(records) in (lines, lines - 1)
+    ids = [r.id for r in records if isinstance(r, CaseRecord)]
+    assert ids == [f"block.load/x/n={i}" for i in range(len(ids))]  # nothing lost, in order

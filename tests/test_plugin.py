@@ -1,0 +1,79 @@
+"""The pytest plugin end to end (in a subprocess pytest) on the model backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.journal import final_cases, read_journal
+from harness.statuses import Status
+from tests.support.model_backend import FAULT_ENV, UNSUPPORTED_ENV
+
+pytest_plugins = ["pytester"]
+BROKEN = "coop_block_store__int16__ipt1__direct"
+
+
+def _run(pytester: pytest.Pytester, contracts: Path, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "-p", "harness.plugin", "-p", "no:cacheprovider", "--coop-lane", "simulator", "--coop-backend", "model",
+        "--coop-contracts", str(contracts), "--coop-profile", "full", *args)
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_node_ids_are_case_ids(pytester: pytest.Pytester, small_contracts: Path) -> None:
+    result = _run(pytester, small_contracts, "--collect-only", "-q")
+    ids = [line for line in result.outlines if line.startswith("block.")]
+    assert len(ids) > 300
+    assert "block.load/model/dtype=int16,block=64,ipt=1,alg=direct,valid=full,oob=none,offset=zero" in ids
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_all_pass_with_journals_per_xdist_worker(pytester: pytest.Pytester, small_contracts: Path) -> None:
+    journal = pytester.path / "j-{worker}.jsonl"
+    result = _run(pytester, small_contracts, "-n", "2", "--dist", "loadgroup", "--coop-journal", str(journal))
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0 and outcomes["passed"] > 300 and "failed" not in outcomes
+    finals = {}
+    for worker in ("gw0", "gw1"):
+        finals.update(final_cases(read_journal(pytester.path / f"j-{worker}.jsonl")))
+    assert len(finals) == outcomes["passed"]
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_wrong_output_fails_with_the_rule(pytester: pytest.Pytester, small_contracts: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(FAULT_ENV, f"corrupt:{BROKEN}")
+    result = _run(pytester, small_contracts)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*Fail: out[[]0[]]=*, but should be * (valid item stored)*seed *"])
+    assert result.parseoutcomes()["failed"] == 2  # block 0 of the launch of each block shape
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_undeclared_not_supported_fails_a_fail_closed_lane(pytester: pytest.Pytester, small_contracts: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(UNSUPPORTED_ENV, "warp_transpose")
+    assert _run(pytester, small_contracts).ret == 0  # a plain lane only skips
+    closed = _run(pytester, small_contracts, "--coop-fail-closed")
+    assert closed.ret == 1
+    closed.stdout.fnmatch_lines(["*NotSupported: the model does not implement warp_transpose*"])
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_declared_not_supported_is_accepted(pytester: pytest.Pytester, small_contracts: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(UNSUPPORTED_ENV, "warp_transpose")
+    (small_contracts / "expectations.toml").write_text(
+        'schema = 1\n[[expect]]\ncases = "*/model/*alg=warp_transpose,valid=*"\nstatus = "NotSupported"\n'
+        'bug = "https://example.org/bugs/2"\nexpires = 2099-01-01\nreason = "not written yet"\n')
+    journal = pytester.path / "j.jsonl"
+    result = _run(pytester, small_contracts, "--coop-fail-closed", "--coop-journal", str(journal))
+    assert result.ret == 0 and result.parseoutcomes()["xfailed"] > 0
+    declared = [r for r in final_cases(read_journal(journal)).values() if r.status is Status.NOT_SUPPORTED]
+    assert declared and all(r.waiver == "https://example.org/bugs/2" and r.accepted for r in declared)
+
+
+def test_no_lane_adds_no_items(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("-p", "harness.plugin", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED

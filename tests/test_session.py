@@ -1,0 +1,94 @@
+"""Runs end to end on the model backend: verdicts, crash and hang isolation, resume, bad backends."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.journal import CaseRecord, EndRecord, GroupRecord, LaunchRecord, final_cases, read_journal
+from harness.session import RunConfig, run_worker, supervise
+from harness.statuses import Status
+from tests.support.model_backend import FAULT_ENV
+
+CRASHING = "coop_block_load__float64__ipt3__striped"
+
+
+def _config(contracts: Path) -> RunConfig:
+    return RunConfig(lane="simulator", profile="full", backends=["model"], contracts_dir=contracts)
+
+
+def _statuses(journal: Path) -> Counter[Status]:
+    return Counter(r.status for r in final_cases(read_journal(journal)).values())
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_correct_backend_passes_everything(small_contracts: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    counts = run_worker(_config(small_contracts), journal)
+    records = list(read_journal(journal))
+    assert set(counts) == {"Pass"} and counts["Pass"] > 300
+    assert isinstance(records[-1], EndRecord)
+    launches = [r for r in records if isinstance(r, LaunchRecord)]
+    groups = [r for r in records if isinstance(r, GroupRecord)]
+    assert len(launches) == sum(1 for g in groups if "reject=" not in g.cases[0])  # one launch per kernel
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_crashing_kernel_costs_only_its_group(small_contracts: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(FAULT_ENV, f"crash:{CRASHING}")
+    journal = tmp_path / "j.jsonl"
+    supervise(_config(small_contracts), journal, group_timeout=120)
+    finals = final_cases(read_journal(journal))
+    crashed = {cid for cid, r in finals.items() if r.status is Status.CRASH}
+    assert crashed and all("dtype=float64,block=" in c and ",ipt=3,alg=striped" in c for c in crashed)
+    assert all("worker died with signal SIGSEGV" in finals[c].detail for c in crashed)
+    assert _statuses(journal)[Status.PASS] == len(finals) - len(crashed)
+    assert isinstance(list(read_journal(journal))[-1], EndRecord)
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_hanging_kernel_times_out(small_contracts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(FAULT_ENV, f"hang:{CRASHING}")
+    journal = tmp_path / "j.jsonl"
+    supervise(_config(small_contracts), journal, group_timeout=4)
+    statuses = _statuses(journal)
+    assert statuses[Status.TIMEOUT] > 0 and statuses[Status.PASS] > 300
+    assert set(statuses) == {Status.PASS, Status.TIMEOUT}
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_raising_launch_is_a_crash_in_process(small_contracts: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(FAULT_ENV, f"raise:{CRASHING}")
+    journal = tmp_path / "j.jsonl"
+    run_worker(_config(small_contracts), journal)
+    crashes = [r for r in final_cases(read_journal(journal)).values() if r.status is Status.CRASH]
+    assert crashes and all("planted launch failure in " + CRASHING in r.detail for r in crashes)
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_resume_runs_only_what_is_missing(small_contracts: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    run_worker(_config(small_contracts), journal)
+    lines = journal.read_text().splitlines(keepends=True)
+    first_case = next(i for i, line in enumerate(lines) if '"type":"case"' in line)
+    cut = first_case + 50
+    journal.write_text("".join(lines[:cut]) + lines[cut][:20])  # a torn line, as a kill leaves it
+    kept = set(final_cases(read_journal(journal)))
+    run_worker(_config(small_contracts), journal)
+    records = list(read_journal(journal))
+    rerun = [r.id for r in records[cut:] if isinstance(r, CaseRecord)]
+    assert kept.isdisjoint(rerun)
+    assert len(final_cases(records)) == len(kept) + len(rerun)
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_unknown_backend_is_named(small_contracts: Path, tmp_path: Path) -> None:
+    config = _config(small_contracts)
+    config.backends = ["cuda-fortran"]
+    with pytest.raises(HarnessError, match="unknown backend\\(s\\) cuda-fortran; installed: model"):
+        run_worker(config, tmp_path / "j.jsonl")
