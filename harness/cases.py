@@ -21,6 +21,8 @@ from harness.contracts import Contract, RejectCase, parse_block
 from harness.errors import CaseIdError
 
 PROFILES = ("full", "pr")
+#: The global seed unless a run names another; every case seed derives from it and the case id.
+DEFAULT_SEED = 20261129
 #: Element offsets of the offset classes: 32 elements is 16-byte aligned for every dtype.
 OFFSET_ELEMENTS = {"zero": 0, "aligned": 32, "misaligned": 1}
 #: Pairs of kernel axes the ``pr`` profile covers completely (valid classes ride in every launch).

@@ -14,7 +14,7 @@ from typing import Any
 import coop
 import pytest
 
-from harness.cases import Case
+from harness.cases import DEFAULT_SEED, Case
 from harness.contracts import contracts_dir, load_contracts
 from harness.engine import Engine
 from harness.journal import CaseRecord, JournalWriter, SessionRecord
@@ -31,7 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--coop-lane", help="run the contract cases of this lane (host, simulator, gpu, gpu-<tool>)")
     group.addoption("--coop-profile", default="pr", choices=("pr", "full"))
     group.addoption("--coop-backend", action="append", default=[], help="repeatable; default: all installed")
-    group.addoption("--coop-seed", type=int, default=20261129)
+    group.addoption("--coop-seed", type=int, default=DEFAULT_SEED)
     group.addoption("--coop-arch", default="sm_90")
     group.addoption("--coop-max-blocks", type=int, default=4096)
     group.addoption("--coop-contracts", type=Path, help="contracts folder")

@@ -19,7 +19,7 @@ from pathlib import Path
 import coop
 
 from harness import caseid
-from harness.cases import Case, group_by_kernel
+from harness.cases import DEFAULT_SEED, Case, group_by_kernel
 from harness.contracts import Contract, load_contracts
 from harness.engine import Engine
 from harness.errors import HarnessError
@@ -44,7 +44,7 @@ class RunConfig:
 
     lane: str
     profile: str = "pr"
-    seed: int = 20261129
+    seed: int = DEFAULT_SEED
     backends: list[str] = field(default_factory=list)
     contracts_dir: Path | None = None
     arch: str = "sm_90"

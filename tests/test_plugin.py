@@ -74,6 +74,7 @@ def test_declared_not_supported_is_accepted(pytester: pytest.Pytester, small_con
     assert declared and all(r.waiver == "https://example.org/bugs/2" and r.accepted for r in declared)
 
 
+@pytest.mark.usefixtures("model_backend")
 def test_no_lane_adds_no_items(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "harness.plugin", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED

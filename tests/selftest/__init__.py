@@ -1,0 +1,2 @@
+"""The mutation self-test: a per-thread reference model, its mutants, and proof the oracle tells them
+apart."""

@@ -1,0 +1,45 @@
+"""Fixtures of the mutation self-test and its end-of-session summary (one line per mutant)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.contracts import load_contracts
+
+from .mutants import BOTH
+from .runs import Plan, plan
+
+
+@pytest.fixture(scope="session")
+def pr_plans() -> dict[str, Plan]:
+    """The pr profile of the Load and Store contracts, inputs built once per session (per xdist worker)."""
+    contracts = {c.id: c for c in load_contracts()}
+    missing = [cid for cid in BOTH if cid not in contracts]
+    if missing:
+        raise LookupError(f"the mutation self-test models {', '.join(BOTH)}; "
+                          f"the contracts lack {', '.join(missing)}")
+    return {cid: plan(contracts[cid], "pr") for cid in BOTH}
+
+
+class MutationSummary:
+    """Collects each mutant test's verdict from its report (so it works under xdist) and prints them last."""
+
+    def __init__(self) -> None:
+        self.verdicts: dict[str, tuple[bool, str]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = {key: str(value) for key, value in report.user_properties}
+        if report.when == "call" and "mutant" in props:
+            self.verdicts[props["mutant"]] = (props["caught"] == "yes", props["verdict"])
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if not self.verdicts:
+            return
+        caught = sum(ok for ok, _ in self.verdicts.values())
+        terminalreporter.write_sep("-", f"mutation self-test: {caught}/{len(self.verdicts)} mutants caught")
+        for name, (_, verdict) in sorted(self.verdicts.items()):
+            terminalreporter.write_line(f"{name}: {verdict}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(MutationSummary(), "selftest-mutation-summary")

@@ -1,0 +1,233 @@
+"""The mutants: the reference model with one small, named deviation each, as real backends get wrong.
+
+Each mutant overrides one step of :class:`ReferenceModel`; ``targets`` names the contracts it breaks:
+their pr-profile cases must catch it and the other contracts' cases must not notice it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import coop
+import numpy as np
+
+from .model import Array, Call, ReferenceModel, Scratch, linear_rank
+
+LOAD = ("block.load",)
+STORE = ("block.store",)
+BOTH = LOAD + STORE
+
+
+class Mutant(ReferenceModel):
+    """A reference model with one deviation; ``name`` is its pytest id."""
+
+    name: ClassVar[str]
+    targets: ClassVar[tuple[str, ...]] = BOTH
+    #: Why the oracle cannot catch this mutant yet (the test then expects it to survive), else None.
+
+
+class IgnoresValidItems(Mutant):
+    """Every item counts as valid: Load reads the whole tile, Store writes it."""
+
+    name = "ignores-valid-items"
+
+    def is_valid(self, call: Call, index: Array) -> Array:
+        return np.ones(index.shape, dtype=bool)
+
+
+class TransposeMovesInvalidSlots(Mutant):
+    """Load transpose trusts the exchange for every slot, so an invalid slot receives the earlier value
+    of the slot that held its tile index in striped order (what raw CUB does)."""
+
+    name = "transpose-moves-invalid-slots"
+    targets = LOAD
+
+    def transposed_slot(self, call: Call, index: Array, exchanged: Array,
+                        old: Array) -> Array:
+        return exchanged
+
+
+class FullTilePathAtTileMinusOne(Mutant):
+    """The unguarded full-tile path is taken from valid_items >= tile - 1 on (off by one)."""
+
+    name = "full-tile-path-at-tile-1"
+
+    def is_valid(self, call: Call, index: Array) -> Array:
+        return (index < call.valid) | (call.valid >= call.spec.tile - 1)
+
+
+class GuardInclusive(Mutant):
+    """The guard is index <= valid_items: one item past the valid prefix moves too."""
+
+    name = "guard-inclusive"
+
+    def is_valid(self, call: Call, index: Array) -> Array:
+        return index <= call.valid
+
+
+class StripedAsBlocked(Mutant):
+    """The striped arrangement is mapped as blocked (item i of rank r at r*ipt + i)."""
+
+    name = "striped-as-blocked"
+
+    def striped_index(self, call: Call, item: int) -> Array:
+        return self.blocked_index(call, item)
+
+
+class RankYMajor(Mutant):
+    """The primitive ranks threads y-fastest, y + by*(x + bx*z), while its caller ranks them x-fastest."""
+
+    name = "rank-y-major"
+
+    def rank(self, block: tuple[int, ...], x: Array, y: Array, z: Array) -> Array:
+        bx, by, bz = (*block, 1, 1)[:3]
+        return linear_rank((by, bx, bz), y, x, z)
+
+
+class StorePastValidPrefix(Mutant):
+    """Store guards whole threads: valid_items rounded up to a multiple of items_per_thread is written."""
+
+    name = "store-past-valid-prefix"
+    targets = STORE
+
+    def is_valid(self, call: Call, index: Array) -> Array:
+        if call.spec.operation != "block.store":
+            return super().is_valid(call, index)
+        ipt = call.spec.items_per_thread
+        return index < -(-call.valid // ipt) * ipt
+
+
+class OobDefaultWhenAbsent(Mutant):
+    """Load fills invalid slots with the oob value even when the caller passed no oob_default."""
+
+    name = "oob-default-when-absent"
+    targets = LOAD
+
+    def invalid_slot(self, call: Call, old: Array) -> Array:
+        return call.oob.copy()
+
+
+class OobDefaultNotApplied(Mutant):
+    """Load ignores oob_default: invalid slots keep their earlier value."""
+
+    name = "oob-default-not-applied"
+    targets = LOAD
+
+    def invalid_slot(self, call: Call, old: Array) -> Array:
+        return old
+
+
+class OffsetIgnored(Mutant):
+    """The offset argument is dropped: the tile starts at the base pointer."""
+
+    name = "offset-ignored"
+
+    def tile_offset(self, offset: Array, itemsize: int) -> Array:
+        return np.zeros_like(offset, dtype=np.int64)
+
+
+class OffsetInBytes(Mutant):
+    """The offset is taken in bytes, not elements."""
+
+    name = "offset-in-bytes"
+
+    def tile_offset(self, offset: Array, itemsize: int) -> Array:
+        return offset.astype(np.int64) // itemsize
+
+
+class ThirtyTwoBitRegisters(Mutant):
+    """Registers are 32 bits wide whatever the dtype: 64-bit integers lose their high bits, float64 its
+    precision."""
+
+    name = "dtype-through-32-bits"
+
+    def register(self, values: Array) -> Array:
+        if values.dtype.itemsize <= 4:
+            return values
+        narrow = np.dtype(np.float32) if values.dtype.kind == "f" else np.dtype(f"{values.dtype.kind}4")
+        return values.astype(narrow).astype(values.dtype)
+
+
+class VectorizeIgnoresAlignment(Mutant):
+    """vectorize issues wide accesses at any offset, and the hardware drops the address's low bits."""
+
+    name = "vectorize-misaligned-wide"
+
+    def wide_access(self, addr: Array, width: int) -> tuple[Array, Array]:
+        return np.ones(addr.shape, dtype=bool), addr - addr % width
+
+
+class VectorizeWidePartialChunk(Mutant):
+    """vectorize moves a whole chunk wide when only its first item is valid."""
+
+    name = "vectorize-wide-partial-chunk"
+
+    def chunk_valid(self, call: Call, index: Array, width: int) -> Array:
+        return self.is_valid(call, index)
+
+
+class InvalidSlotsZeroed(Mutant):
+    """Load zero-fills the payload before reading, so invalid slots without oob_default hold 0."""
+
+    name = "invalid-slots-zeroed"
+    targets = LOAD
+
+    def invalid_slot(self, call: Call, old: Array) -> Array:
+        return np.where(call.has_oob, call.oob, np.zeros_like(old))
+
+
+class LastThreadSkipped(Mutant):
+    """The thread of the highest rank does not take part (a ``rank < threads - 1`` loop bound)."""
+
+    name = "last-thread-skipped"
+
+    def takes_part(self, call: Call) -> Array:
+        return call.rank < call.spec.threads - 1
+
+
+class TransposeWithoutBarrier(Mutant):
+    """The transpose family reads its scratch without the barrier: other threads' items are stale."""
+
+    name = "transpose-without-barrier"
+
+    def sync(self, scratch: Scratch) -> None:
+        pass
+
+
+class WarpOriginIgnored(Mutant):
+    """warp_transpose forgets the warp's tile origin: every warp exchanges the first warp's items."""
+
+    name = "warp-origin-ignored"
+
+    def warp_origin(self, call: Call) -> Array:
+        return np.zeros_like(call.rank)
+
+
+class StaticsUnchecked(Mutant):
+    """Compile accepts every static parameter combination instead of refusing the bad ones."""
+
+    name = "statics-unchecked"
+
+    def compile(self, spec: coop.KernelSpec) -> coop.KernelSpec:
+        return spec
+
+
+class FloatCanonicalized(Mutant):
+    """Floats pass through an arithmetic move (x + 0): -0.0 becomes +0.0 and NaN payloads are quieted."""
+
+    name = "float-canonicalized"
+
+    def register(self, values: Array) -> Array:
+        if values.dtype.kind != "f":
+            return values
+        moved: Array = values + values.dtype.type(0)
+        return moved
+
+
+MUTANTS: tuple[type[Mutant], ...] = (
+    IgnoresValidItems, TransposeMovesInvalidSlots, FullTilePathAtTileMinusOne, GuardInclusive,
+    StripedAsBlocked, RankYMajor, StorePastValidPrefix, OobDefaultWhenAbsent, OobDefaultNotApplied,
+    OffsetIgnored, OffsetInBytes, ThirtyTwoBitRegisters, VectorizeIgnoresAlignment, VectorizeWidePartialChunk,
+    InvalidSlotsZeroed, LastThreadSkipped,
+    TransposeWithoutBarrier, WarpOriginIgnored, StaticsUnchecked, FloatCanonicalized,
+)
