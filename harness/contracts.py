@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -35,9 +35,15 @@ class RejectCase:
 
 @dataclass(frozen=True)
 class Rule:
+    """A named semantic rule, the oracle check that enforces it, and the cases it speaks of."""
+
     name: str
     text: str
     check: str
+    when: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    def applies(self, params: dict[str, Any]) -> bool:
+        return all(params.get(axis) in values for axis, values in self.when.items())
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,8 +67,9 @@ class Contract:
         """Kernel axes then case axes: the parameter order of every case id."""
         return self.kernel_axes + self.case_axes
 
-    def rules_for_check(self, check: str) -> list[str]:
-        return [r.name for r in self.rules if r.check == check]
+    def rules_for_check(self, check: str, params: dict[str, Any] | None = None) -> list[str]:
+        """Rules enforced by ``check``; with a case's params, only those that speak of that case."""
+        return [r.name for r in self.rules if r.check == check and (params is None or r.applies(params))]
 
 
 @cache
@@ -123,10 +130,19 @@ def load_contract(path: Path) -> Contract:
         kernel_axes=tuple(roles["kernel"]),
         case_axes=tuple(roles["case"]),
         excluded_rules=frozenset(e["rule"] for e in data.get("exclude", [])),
-        rules=tuple(Rule(**r) for r in data["rules"]),
+        rules=tuple(_rule(path, i, r, data["axes"]) for i, r in enumerate(data["rules"])),
         resources=tuple(data["resources"]),
         rejects=tuple(RejectCase(r["name"], r["rule"], dict(r["params"])) for r in data["reject"]),
     )
+
+
+def _rule(path: Path, index: int, rule: dict[str, Any], axes: dict[str, list[Any]]) -> Rule:
+    when = rule.get("when", {})
+    for axis, values in when.items():
+        unknown = [v for v in values if axis not in axes or v not in axes[axis]]
+        if unknown:
+            raise _fail(path, f"rules[{index}].when.{axis}", f"{unknown} are not values of a contract axis")
+    return Rule(rule["name"], rule["text"], rule["check"], {k: tuple(v) for k, v in when.items()})
 
 
 def _check_reject(path: Path, index: int, operation: str, rej: dict[str, Any]) -> None:

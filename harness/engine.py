@@ -152,7 +152,8 @@ class Engine:
             if judgement:
                 records.append(self._record(case, Status.PASS))
                 continue
-            rules = tuple(r for check in judgement.checks for r in case.contract.rules_for_check(check))
+            params = dict(case.params)
+            rules = tuple(r for check in judgement.checks for r in case.contract.rules_for_check(check, params))
             detail = "; ".join(map(str, judgement.violations))
             detail += f" ({judgement.total} wrong element(s); seed {case.seed(self.seed)}) [{case.id}]"
             records.append(self._record(case, Status.FAIL, detail, rules))

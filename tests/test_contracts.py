@@ -63,3 +63,19 @@ def test_duplicate_contract_ids(tmp_path: Path) -> None:
 def test_empty_folder(tmp_path: Path) -> None:
     with pytest.raises(ContractError, match="no contract files"):
         load_contracts(tmp_path)
+
+
+def test_rule_attribution_narrows_to_the_rules_that_speak_of_the_case() -> None:
+    load = {c.id: c for c in load_contracts()}["block.load"]
+    plain = {"dtype": "int32", "block": "64", "ipt": 4, "alg": "direct", "valid": "full", "oob": "none",
+             "offset": "zero"}
+    assert load.rules_for_check("valid-items-placed", plain) == ["arrangement", "bit-exact"]
+    odd = {**plain, "block": "5x3x2", "alg": "vectorize", "valid": "partial", "offset": "misaligned"}
+    assert load.rules_for_check("valid-items-placed", odd) == [
+        "rank-order", "arrangement", "valid-prefix", "offset", "vectorize-fallback", "bit-exact"]
+
+
+def test_rule_conditions_must_name_axis_values(tmp_path: Path) -> None:
+    path = _mutated(tmp_path, 'when = { alg = ["vectorize"]', 'when = { alg = ["vectorise"]')
+    with pytest.raises(ContractError, match=r"rules\[4\]\.when\.alg: \['vectorise'\] are not values"):
+        load_contract(path)
