@@ -1,8 +1,9 @@
 """pytest plugin: one test item per case (node id = case id), each kernel group run once by the engine.
 
 Enabled per session with ``-p harness.plugin --coop-lane LANE``; without ``--coop-lane`` it adds
-nothing. Items carry ``xdist_group`` marks, so ``--dist loadgroup`` keeps a kernel group on one
-worker (one compile, one launch). ``--coop-fail-closed`` fails the session on any skip.
+nothing. Under pytest-xdist it schedules by kernel group, so a group's cases run on one worker
+(one compile, one launch) and node ids stay case ids. ``--coop-fail-closed`` fails the session on
+any skip.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import Any
 import coop
 import pytest
 
+from harness import caseid
 from harness.cases import DEFAULT_SEED, Case
-from harness.contracts import contracts_dir, load_contracts
+from harness.contracts import KERNEL_AXES, contracts_dir, load_contracts
+from harness.errors import CaseIdError
 from harness.engine import Engine
 from harness.journal import CaseRecord, JournalWriter, SessionRecord
 from harness.lanes import lane_cases
@@ -111,7 +114,7 @@ class CaseItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.case.contract.path, None, self.case.id
+        return self.case.contract.path, None, ""  # no domain: pytest would rewrite its dots as "::"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -138,8 +141,30 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     for case in runner.cases():
         item = CaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case)
         item.add_marker(pytest.mark.coop_case)
-        item.add_marker(pytest.mark.xdist_group(runner._group(case)))
         items.append(item)
+
+
+def kernel_scope(nodeid: str) -> str:
+    """The kernel group of a case id (its kernel axes, plus the rejection); other node ids are their own."""
+    try:
+        contract, backend, params = caseid.parse(nodeid)
+    except CaseIdError:
+        return nodeid
+    return caseid.render(contract, backend, [(k, v) for k, v in params if k in (*KERNEL_AXES, "reject")])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Load-scope scheduling with the kernel group as the scope (xdist's own loadgroup renames node ids)."""
+    if SETTINGS not in config.stash:
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class KernelScopeScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return kernel_scope(nodeid)
+
+    return KernelScopeScheduling(config, log)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

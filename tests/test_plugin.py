@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.journal import final_cases, read_journal
+from harness.journal import LaunchRecord, final_cases, read_journal
+from harness.plugin import kernel_scope
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV, UNSUPPORTED_ENV
 
@@ -31,13 +32,16 @@ def test_node_ids_are_case_ids(pytester: pytest.Pytester, small_contracts: Path)
 @pytest.mark.usefixtures("model_backend")
 def test_all_pass_with_journals_per_xdist_worker(pytester: pytest.Pytester, small_contracts: Path) -> None:
     journal = pytester.path / "j-{worker}.jsonl"
-    result = _run(pytester, small_contracts, "-n", "2", "--dist", "loadgroup", "--coop-journal", str(journal))
+    result = _run(pytester, small_contracts, "-n", "2", "-v", "--coop-journal", str(journal))
     outcomes = result.parseoutcomes()
     assert result.ret == 0 and outcomes["passed"] > 300 and "failed" not in outcomes
-    finals = {}
-    for worker in ("gw0", "gw1"):
-        finals.update(final_cases(read_journal(pytester.path / f"j-{worker}.jsonl")))
+    records = [r for worker in ("gw0", "gw1") for r in read_journal(pytester.path / f"j-{worker}.jsonl")]
+    finals = final_cases(records)
     assert len(finals) == outcomes["passed"]
+    assert len([r for r in records if isinstance(r, LaunchRecord)]) == len({kernel_scope(c) for c in finals
+                                                                              if "reject=" not in c})
+    result.stdout.fnmatch_lines(["*] PASSED *block.load/model/dtype=int16,block=64,ipt=1,alg=direct,valid=full,"
+                                 "oob=none,offset=zero*"])
 
 
 @pytest.mark.usefixtures("model_backend")
