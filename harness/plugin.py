@@ -18,8 +18,8 @@ import pytest
 from harness import caseid
 from harness.cases import DEFAULT_SEED, Case
 from harness.contracts import KERNEL_AXES, contracts_dir, load_contracts
-from harness.errors import CaseIdError
 from harness.engine import Engine
+from harness.errors import CaseIdError
 from harness.journal import CaseRecord, JournalWriter, SessionRecord
 from harness.lanes import lane_cases
 from harness.session import RunConfig, kernel_id, resolve_backends
