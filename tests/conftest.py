@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -43,6 +44,7 @@ def small_contracts(tmp_path: Path) -> Path:
         text = text.replace('block = ["32", "64", "100", "128", "256", "1024", "16x8", "32x4", "8x4x2", "4x4x4", '
                             '"5x3x2"]', 'block = ["64", "5x3x2"]')
         text = text.replace("ipt = [1, 2, 3, 4, 7, 8, 16]", "ipt = [1, 3]")
+        text = re.sub(r"(?m)^when = .*\n", "", text)  # rule conditions may name values cut above
         (folder / path.name).write_text(text)
     (folder / "expectations.toml").write_text("schema = 1\n")
     return folder
