@@ -18,8 +18,9 @@ block Store on ``dst[b*region + offset[b]:]`` with ``valid[b]`` valid items; the
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from coop.vocabulary import block_threads
 

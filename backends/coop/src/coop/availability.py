@@ -36,7 +36,7 @@ def require(backend: str, modules: Mapping[str, str]) -> None:
     >>> require("example", {"no_such_module_here": "no-such-dist"})
     Traceback (most recent call last):
     coop.availability.BackendUnavailable: backend 'example' is unavailable: module 'no_such_module_here' (distribution no-such-dist) not installed; try: pip install no-such-dist
-    """
+    """  # noqa: E501
     dotted = [module for module in modules if "." in module]
     if dotted:
         # find_spec of a dotted name imports its parent package: exactly the cost this avoids.

@@ -59,10 +59,12 @@ def check_static(
 
     ``valid_items`` and ``offset`` are checked only when they are compile-time constants.
 
-    >>> check_static("block.load", block=(100,), items_per_thread=4, algorithm="warp_transpose",
-    ...              dtype="int32")
-    Traceback (most recent call last):
-    coop.vocabulary.InvalidParameter: warp_transpose needs a block whose thread count is a multiple of 32 (got 100 threads) [warp_multiple]
+    >>> try:
+    ...     check_static("block.load", block=(100,), items_per_thread=4, algorithm="warp_transpose",
+    ...                  dtype="int32")
+    ... except InvalidParameter as exc:
+    ...     print(exc.rule)
+    warp_multiple
     """
     if operation not in OPERATIONS:
         raise InvalidParameter("operation", f"unknown operation {operation!r}")
