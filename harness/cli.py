@@ -19,7 +19,7 @@ from harness.cases import DEFAULT_SEED, PROFILES, expand, kernel_points
 from harness.contracts import contracts_dir, load_contracts
 from harness.errors import HarnessError
 from harness.journal import final_cases, read_journal
-from harness.lanes import LANES, SANITIZER_TOOLS
+from harness.lanes import LANES, SANITIZER_TOOLS, lane_kind
 from harness.session import RunConfig, expectation_problems, run_worker, supervise
 
 ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
@@ -81,6 +81,10 @@ def summarize(journal: Path) -> tuple[Counter[tuple[str, str, str]], int]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
+    if lane_kind(config.lane) != config.lane:
+        tool = config.lane.partition("-")[2]
+        raise HarnessError(f"lane {config.lane} runs under compute-sanitizer: use "
+                           f"`python -m harness.sanitizer lane --tool {tool}` (or `tox -e {config.lane}`)")
     journal = args.resume or Path("reports/out") / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     if args.resume and not journal.exists():
         raise HarnessError(f"{journal}: no such journal to resume")

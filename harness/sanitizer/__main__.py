@@ -1,0 +1,7 @@
+"""``python -m harness.sanitizer``."""
+
+import sys
+
+from harness.sanitizer.lane import main
+
+sys.exit(main())
