@@ -1,4 +1,5 @@
-"""Command line: ``python -m harness list|run|worker`` (report commands join from harness.report).
+"""Command line: ``python -m harness list|run`` here; report, bundle, verify, nightly, baseline and diff
+come from ``harness.report.cli``.
 
 Handled errors print one line and exit 2; a run exits 1 when any case is not accepted.
 """
@@ -6,8 +7,7 @@ Handled errors print one line and exit 2; a run exits 1 when any case is not acc
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
+import os
 import sys
 import time
 from collections import Counter
@@ -18,22 +18,13 @@ from harness import caseid
 from harness.cases import DEFAULT_SEED, PROFILES, expand, kernel_points
 from harness.contracts import contracts_dir, load_contracts
 from harness.errors import HarnessError
+from harness.fingerprint import gpu_present
 from harness.journal import final_cases, read_journal
-from harness.lanes import LANES, SANITIZER_TOOLS, lane_kind
+from harness.lanes import LANE_OUT_ENV, LANES, SANITIZER_TOOLS, lane_kind
+from harness.report.cli import register as register_report
 from harness.session import RunConfig, expectation_problems, run_worker, supervise
 
 ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
-
-
-def gpu_present() -> bool:
-    """A GPU the driver lists (asks nvidia-smi; never initializes CUDA in this process)."""
-    if shutil.which("nvidia-smi") is None:
-        return False
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return out.returncode == 0 and "GPU" in out.stdout
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +76,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         tool = config.lane.partition("-")[2]
         raise HarnessError(f"lane {config.lane} runs under compute-sanitizer: use "
                            f"`python -m harness.sanitizer lane --tool {tool}` (or `tox -e {config.lane}`)")
-    journal = args.resume or Path("reports/out") / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    if args.ids_file:
+        config.only_ids = frozenset(args.ids_file.read_text(encoding="utf-8").split())
+    out = Path(os.environ.get(LANE_OUT_ENV, "reports/out"))
+    journal = args.resume or args.journal or out / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     if args.resume and not journal.exists():
         raise HarnessError(f"{journal}: no such journal to resume")
     if args.no_isolate:
@@ -108,7 +102,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    run_worker(_config(args), args.journal)
+    config = _config(args)
+    if args.only:
+        config.only_ids = frozenset(args.only.read_text(encoding="utf-8").split())
+    run_worker(config, args.journal)
     return 0
 
 
@@ -123,13 +120,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a lane into a journal (isolated worker; resumable)")
     _run_options(p)
     p.add_argument("--resume", type=Path, help="continue this journal: cases it records are not run again")
+    p.add_argument("--journal", type=Path, help=f"journal to write (default: ${LANE_OUT_ENV} or reports/out, "
+                   "named by lane and time)")
+    p.add_argument("--ids-file", type=Path, help="run only the case ids listed in this file (e.g. a re-run)")
     p.add_argument("--group-timeout", type=float, default=900.0, help="seconds without progress before Timeout")
     p.add_argument("--no-isolate", action="store_true", help="run in this process (no crash isolation)")
     p.set_defaults(func=cmd_run)
-    p = sub.add_parser("worker", help=argparse.SUPPRESS)
+    p = sub.add_parser("worker", help="(internal) the worker process of a supervised run")
     _run_options(p)
     p.add_argument("--journal", type=Path, required=True)
+    p.add_argument("--only", type=Path, help="file of the case ids to run")
     p.set_defaults(func=cmd_worker)
+    register_report(sub)
     return parser
 
 

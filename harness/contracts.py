@@ -22,6 +22,8 @@ from coop.vocabulary import STATIC_RULES
 from harness.errors import ContractError
 
 KERNEL_AXES = ("dtype", "block", "ipt", "alg")
+#: Data files of the contracts folder that are not contracts.
+NOT_CONTRACTS = ("coverage", "expectations", "nightly")
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,7 @@ def contracts_dir() -> Path:
 def load_contracts(directory: Path | None = None) -> list[Contract]:
     """Every contract file in ``directory`` (sorted), failing on duplicate contract ids."""
     directory = directory or contracts_dir()
-    paths = sorted(p for p in directory.glob("*.toml") if p.stem not in ("coverage", "expectations"))
+    paths = sorted(p for p in directory.glob("*.toml") if p.stem not in NOT_CONTRACTS)
     if not paths:
         raise ContractError(f"{directory}: no contract files (*.toml) found")
     contracts: dict[str, Contract] = {}

@@ -29,6 +29,12 @@ def _command(*args: str) -> str | None:
     return lines[-1] if lines else None
 
 
+def gpu_present() -> bool:
+    """A GPU the driver lists (asks nvidia-smi; never initializes CUDA in this process)."""
+    listing = _command("nvidia-smi", "-L")
+    return listing is not None and "GPU" in listing
+
+
 def _packages() -> dict[str, str]:
     found = {}
     for name in PACKAGES:

@@ -112,9 +112,12 @@ def from_json(line: str, where: str = "journal") -> Record:
     for key, value in data.items():
         if isinstance(value, list):
             data[key] = tuple(value)
-    if kind is CaseRecord:
-        data["status"] = Status(data["status"])
-    record: Record = kind(**data)
+    try:
+        if kind is CaseRecord:
+            data["status"] = Status(data["status"])
+        record: Record = kind(**data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise JournalError(f"{where}: malformed {kind.TYPE} record: {exc}") from None
     return record
 
 

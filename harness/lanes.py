@@ -8,6 +8,8 @@ from harness.contracts import Contract
 #: lane -> whether it launches kernels (and so runs the run cases).
 LANES = {"host": False, "simulator": True, "gpu": True}
 SANITIZER_TOOLS = ("racecheck", "memcheck", "initcheck", "synccheck")
+#: Set by the nightly runner: the folder where a lane must leave its journals.
+LANE_OUT_ENV = "COOP_LANE_OUT"
 
 
 def lane_kind(lane: str) -> str:

@@ -9,6 +9,7 @@ any skip.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from harness.cases import DEFAULT_SEED, Case
 from harness.contracts import KERNEL_AXES, contracts_dir, load_contracts
 from harness.engine import Engine
 from harness.errors import CaseIdError
-from harness.journal import CaseRecord, JournalWriter, SessionRecord
+from harness.journal import CaseRecord, EndRecord, JournalWriter, SessionRecord
 from harness.lanes import lane_cases
 from harness.session import RunConfig, kernel_id, resolve_backends
 from harness.statuses import Status
@@ -170,8 +171,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Close this process's journal; in a fail-closed lane any skip fails the session."""
     config = session.config
-    if RUNNER in config.stash and config.stash[RUNNER].writer:
-        config.stash[RUNNER].writer.close()  # type: ignore[union-attr]
+    runner = config.stash.get(RUNNER, None)
+    if runner is not None and runner.writer is not None:
+        runner.writer.write(EndRecord(dict(Counter(str(r.status) for r in runner.verdicts.values()))))
+        runner.writer.close()
     if SETTINGS not in config.stash or not config.getoption("coop_fail_closed"):
         return
     reporter = config.pluginmanager.get_plugin("terminalreporter")

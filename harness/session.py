@@ -50,6 +50,7 @@ class RunConfig:
     arch: str = "sm_90"
     max_blocks: int = 4096
     expectations: Path | None = None
+    only_ids: frozenset[str] | None = None  # run just these (a re-run of chosen cases)
 
     def ledger(self) -> Ledger:
         exps = load_expectations(self.expectations) if self.expectations else []
@@ -65,6 +66,13 @@ class RunConfig:
         if self.expectations is not None:
             args += ["--expectations", str(self.expectations)]
         return args
+
+    def write_only_ids(self, path: Path) -> list[str]:
+        """Worker arguments that carry ``only_ids`` (through a file: there may be thousands)."""
+        if self.only_ids is None:
+            return []
+        path.write_text("\n".join(sorted(self.only_ids)) + "\n", encoding="utf-8")
+        return ["--only", str(path)]
 
 
 def kernel_id(case: Case) -> str:
@@ -108,7 +116,7 @@ def run_worker(config: RunConfig, journal: Path) -> Counter[str]:
         writer.write(SessionRecord(config.lane, config.profile, config.seed, tuple(config.backends), fingerprint()))
         engines: dict[str, Engine] = {}
         for backend, cases in planned_groups(config, contracts):
-            todo = [c for c in cases if c.id not in done]
+            todo = [c for c in cases if c.id not in done and (config.only_ids is None or c.id in config.only_ids)]
             if not todo:
                 continue
             if backend not in engines:
@@ -145,7 +153,8 @@ def _ended(journal: Path) -> bool:
 def supervise(config: RunConfig, journal: Path, group_timeout: float = 900.0, max_restarts: int = 50) -> None:
     """Run the lane in child processes until it ends; a dead or silent child costs one group."""
     restarts = 0
-    cmd = [sys.executable, "-m", "harness", "worker", *config.worker_args(), "--journal", str(journal)]
+    cmd = [sys.executable, "-m", "harness", "worker", *config.worker_args(), "--journal", str(journal),
+           *config.write_only_ids(journal.with_suffix(".ids"))]
     while True:
         proc = subprocess.Popen(cmd)
         timed_out = _watch(proc, journal, group_timeout)

@@ -1,0 +1,311 @@
+"""The qualification report as one JSON document built from journals: the only place counts are made.
+
+The Markdown, HTML and JSON files render this document, and the bundle verifier rebuilds it from the
+bundled journals and compares, so a count can never disagree with the verdicts it claims to count.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.expectations import load_expectations
+from harness.journal import CaseRecord
+from harness.report.errors import ReportError
+from harness.report.verdicts import SEVERITY, Lane, describe, load_lanes, rank
+from harness.statuses import Status
+
+SCHEMA = 1
+KIND = "coop-qualification-report"
+SHARED = "shared-contract checks"
+WHEELS = "fresh-wheel checks"
+#: Fingerprint fields the runner records (harness.fingerprint), in display order; others follow as recorded.
+FINGERPRINT = (
+    ("python", "Python"),
+    ("platform", "Platform"),
+    ("packages", "Packages"),
+    ("gpu", "GPU, driver, compute capability"),
+    ("ptxas", "CUDA toolkit (ptxas)"),
+    ("compute_sanitizer", "compute-sanitizer"),
+    ("commit", "Source commit"),
+    ("dirty", "Uncommitted changes"),
+    ("wheel_manifest", "Wheel manifest"),
+)
+NOT_RECORDED = "not recorded"
+
+
+@dataclass(frozen=True)
+class Source:
+    """An input file: where to read it, and the name the report shows (a bundle uses its own paths)."""
+
+    path: Path
+    name: str
+
+    @classmethod
+    def of(cls, path: Path) -> Source:
+        return cls(path, str(path))
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a report is made from: journals (required), the expectations file and the wheel manifest."""
+
+    journals: Sequence[Source]
+    expectations: Source | None = None
+    manifest: Source | None = None
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def tally(records: Iterable[CaseRecord]) -> dict[str, Any]:
+    """Counts of verdicts: total, how many a fail-closed lane accepts, and per status (worst last)."""
+    records = list(records)
+    statuses = Counter(r.status for r in records)
+    return {
+        "total": len(records),
+        "accepted": sum(1 for r in records if r.accepted),
+        "statuses": {str(s): statuses[s] for s in sorted(statuses, key=SEVERITY.__getitem__)},
+    }
+
+
+def backends_of(lanes: Sequence[Lane]) -> list[str]:
+    """Backends in the order the sessions name them, then any other a case id names."""
+    order: dict[str, None] = {}
+    for lane in lanes:
+        order.update(dict.fromkeys(lane.session.backends))
+    for lane in lanes:
+        order.update(dict.fromkeys(describe(i).backend for i in lane.cases))
+    return list(order)
+
+
+def _keep_worst(into: dict[str, CaseRecord], case_id: str, record: CaseRecord) -> None:
+    old = into.get(case_id)
+    if old is None or rank(record) > rank(old):
+        into[case_id] = record
+
+
+def categories(lanes: Sequence[Lane]) -> dict[str, dict[str, CaseRecord]]:
+    """Category -> one verdict per case id (the worst over the category's lanes), in one pass.
+
+    Shared-contract checks are the rejections and compile/resource checks of every backend; run
+    checks count per backend in host lanes (simulator) and GPU lanes (plain and sanitizer); each
+    sanitizer lane also counts on its own; the wheels lane holds the fresh-wheel checks.
+    """
+    found: dict[str, dict[str, CaseRecord]] = defaultdict(dict)
+    for lane in lanes:
+        for case_id, record in lane.cases.items():
+            info = describe(case_id)
+            if lane.kind == "wheels":
+                name = WHEELS
+            elif info.kind != "run":
+                name = SHARED
+            else:
+                name = f"{info.backend} {'GPU' if lane.kind == 'gpu' else 'host'} checks"
+            _keep_worst(found[name], case_id, record)
+            if lane.tool is not None:
+                _keep_worst(found[f"checks under {lane.tool}"], case_id, record)
+    backends = backends_of(lanes)
+    order = [SHARED, *(f"{b} host checks" for b in backends), *(f"{b} GPU checks" for b in backends),
+             *(f"checks under {lane.tool}" for lane in lanes if lane.tool is not None), WHEELS]
+    return {name: found[name] for name in order if found.get(name)}
+
+
+def _passed(verdicts: dict[str, CaseRecord]) -> set[str]:
+    return {i for i, r in verdicts.items() if r.status is Status.PASS}
+
+
+def _count(n: int, checks: str) -> str:
+    return f"{n} {checks.removesuffix('s') if n == 1 else checks}"
+
+
+def summary_line(lanes: Sequence[Lane], cats: dict[str, dict[str, CaseRecord]]) -> str:
+    """``Passed: N shared-contract checks, N numba GPU checks, ..., under racecheck``.
+
+    A GPU check counts when it passed in every GPU lane that ran it; "under T" names each sanitizer
+    tool whose lane ran every counted GPU check, and a tool whose lane ran only some says how many.
+    """
+    gpu_names = [n for n in cats if n.endswith(" GPU checks")]
+    order = [SHARED, *(n for n in cats if n.endswith(" host checks")), WHEELS, *gpu_names]
+    parts = [_count(len(_passed(cats[n])), n) for n in order if n in cats]
+    if not parts:
+        return "Passed: nothing (no verdict recorded)"
+    gpu_passed = set().union(*(_passed(cats[n]) for n in gpu_names))
+    full, partial = [], []
+    for lane in lanes:
+        if lane.tool is None or not gpu_passed:
+            continue
+        covered = len(gpu_passed & lane.cases.keys())
+        if covered == len(gpu_passed):
+            full.append(lane.tool)
+        elif covered:
+            partial.append(f"{lane.tool}: {covered} of them")
+    line = "Passed: " + ", ".join(parts)
+    if full:
+        line += ", under " + " and ".join(full)
+    if partial:
+        line += f" ({'; '.join(partial)})"
+    return line
+
+
+def not_accepted_line(lanes: Sequence[Lane]) -> str:
+    bad = Counter(r.status for lane in lanes for r in lane.cases.values() if not r.accepted)
+    if not bad:
+        return "Not accepted: none"
+    parts = ", ".join(f"{bad[s]} {s}" for s in sorted(bad, key=SEVERITY.__getitem__, reverse=True))
+    return f"Not accepted: {_count(sum(bad.values()), 'verdicts')} ({parts})"
+
+
+def pass_rates(lanes: Sequence[Lane]) -> dict[str, Any]:
+    """Contract x backend: checks passed over checks, one verdict per case id (worst over all lanes)."""
+    merged: dict[str, CaseRecord] = {}
+    for lane in lanes:
+        for case_id, record in lane.cases.items():
+            _keep_worst(merged, case_id, record)
+    cells: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for case_id, record in merged.items():
+        info = describe(case_id)
+        counts[info.contract, info.backend][0] += record.status is Status.PASS
+        counts[info.contract, info.backend][1] += 1
+    for (contract, backend), (passed, total) in sorted(counts.items()):
+        cells[contract][backend] = {"passed": passed, "total": total, "rate": round(passed / total, 4)}
+    return {"contracts": sorted(cells), "backends": backends_of(lanes), "cells": dict(cells)}
+
+
+def _text(value: Any) -> str:
+    if value is None or value == "" or value == {} or value == []:
+        return NOT_RECORDED
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return "; ".join(f"{k} {_text(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_text(v) for v in value)
+    return str(value)
+
+
+def environment(lanes: Sequence[Lane]) -> list[dict[str, Any]]:
+    """The fingerprint, one entry per set of lanes that ran in the same environment."""
+    groups: dict[str, list[Lane]] = {}
+    for lane in lanes:
+        groups.setdefault(json.dumps(lane.session.env, sort_keys=True, default=str), []).append(lane)
+    out = []
+    for members in groups.values():
+        env = members[0].session.env
+        known = dict(FINGERPRINT)
+        fields = [{"key": k, "label": label, "value": _text(env.get(k))} for k, label in FINGERPRINT]
+        fields += [{"key": k, "label": k, "value": _text(v)} for k, v in env.items() if k not in known]
+        out.append({"lanes": [lane.name for lane in members], "fields": fields})
+    return out
+
+
+def _flatten(value: Any, prefix: str = "") -> list[list[str]]:
+    if isinstance(value, dict) and value:
+        return [row for k, v in value.items() for row in _flatten(v, f"{prefix}.{k}" if prefix else str(k))]
+    if isinstance(value, list) and value:
+        return [row for i, v in enumerate(value) for row in _flatten(v, f"{prefix}[{i}]")]
+    return [[prefix or "(top level)", _text(value)]]
+
+
+def manifest_section(source: Source | None) -> dict[str, Any] | None:
+    if source is None:
+        return None
+    try:
+        data = json.loads(source.path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportError(f"{source.name}: cannot read the wheel manifest: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{source.name}: the wheel manifest is not JSON: {exc}") from None
+    return {"name": source.name, "entries": _flatten(data)}
+
+
+def expectations_section(source: Source | None, lanes: Sequence[Lane], today: dt.date) -> dict[str, Any]:
+    if source is None:
+        return {"name": None, "entries": []}
+    waived = Counter(r.waiver for lane in lanes for r in lane.cases.values() if r.waiver)
+    entries = [{
+        "where": e.where.replace(str(source.path), source.name),
+        "cases": e.cases,
+        "status": str(e.status),
+        "tags": ", ".join(f"{k}={v}" for k, v in sorted(e.tags.items())),
+        "bug": e.bug,
+        "expires": e.expires.isoformat(),
+        "expired": e.expires < today,
+        "reason": e.reason,
+        "verdicts_citing_bug": waived[e.bug],
+    } for e in load_expectations(source.path)]
+    return {"name": source.name, "entries": entries}
+
+
+def _lane_entry(lane: Lane) -> dict[str, Any]:
+    return {
+        "name": lane.name, "kind": lane.kind, "tool": lane.tool, "journals": list(lane.journals),
+        "profile": lane.session.profile, "seed": lane.session.seed, "backends": list(lane.session.backends),
+        "ended": lane.ended,
+    }
+
+
+def _non_pass(lane: Lane) -> list[dict[str, Any]]:
+    return [{
+        "lane": lane.name, "id": r.id, "status": str(r.status), "accepted": r.accepted, "detail": r.detail,
+        "waiver": r.waiver, "seed": r.seed, "artifact": r.artifact, "rules": list(r.rules),
+    } for r in sorted(lane.cases.values(), key=lambda r: r.id) if r.status is not Status.PASS]
+
+
+def load(inputs: Inputs) -> list[Lane]:
+    return load_lanes([s.path for s in inputs.journals], [s.name for s in inputs.journals])
+
+
+def build(inputs: Inputs, generated: dt.datetime, lanes: Sequence[Lane] | None = None) -> dict[str, Any]:
+    """The report document for ``inputs`` (``lanes``: already loaded from them); ``generated`` dates it
+    and decides which expectations have expired."""
+    lanes = load(inputs) if lanes is None else lanes
+    cats = categories(lanes)
+    expectations = expectations_section(inputs.expectations, lanes, generated.date())
+    problems = []
+    not_accepted = sum(1 for lane in lanes for r in lane.cases.values() if not r.accepted)
+    if not any(lane.cases for lane in lanes):
+        problems.append("no verdict recorded: a qualification that ran nothing fails")
+    if not_accepted:
+        problems.append(f"{_count(not_accepted, 'verdicts')} not accepted (see the non-pass list)")
+    problems += [f"lane {lane.name} did not end: its journal has no end record" for lane in lanes if not lane.ended]
+    problems += [f"expectation {e['where']} expired on {e['expires']} ({e['bug']})"
+                 for e in expectations["entries"] if e["expired"]]
+    optional = [(key, s) for key, s in (("expectations", inputs.expectations), ("manifest", inputs.manifest)) if s]
+    return {
+        "schema": SCHEMA,
+        "kind": KIND,
+        "generated": generated.isoformat(timespec="seconds"),
+        "summary": {
+            "passed": summary_line(lanes, cats),
+            "not_accepted": not_accepted_line(lanes),
+            "qualified": not problems,
+            "problems": problems,
+        },
+        "counts": {
+            "categories": {name: tally(verdicts.values()) for name, verdicts in cats.items()},
+            "lanes": {lane.name: tally(lane.cases.values()) for lane in lanes},
+            "pass_rates": pass_rates(lanes),
+        },
+        "lanes": [_lane_entry(lane) for lane in lanes],
+        "environment": environment(lanes),
+        "expectations": expectations,
+        "manifest": manifest_section(inputs.manifest),
+        "non_pass": [row for lane in lanes for row in _non_pass(lane)],
+        "inputs": {
+            "journals": [{"name": s.name, "sha256": sha256_file(s.path)} for s in inputs.journals],
+            **{key: {"name": s.name, "sha256": sha256_file(s.path)} for key, s in optional},
+        },
+    }

@@ -1,0 +1,59 @@
+"""JUnit XML from lanes: one testsuite per lane, one testcase per case id (classname contract/backend).
+
+A verdict the lane accepts is a pass (Pass) or a skip (ExpectedFail, waived NotSupported); every
+other verdict is a failure, or an error where the kernel never produced a result (CompileError,
+Crash, Timeout). The status is the result's type; the detail is its message and text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
+
+from harness import caseid
+from harness.journal import CaseRecord
+from harness.report.verdicts import Lane
+from harness.statuses import Status
+
+ERRORS = frozenset({Status.COMPILE_ERROR, Status.CRASH, Status.TIMEOUT})
+
+
+def junit_case(record: CaseRecord) -> TestCase:
+    contract, backend, params = caseid.parse(record.id)
+    case = TestCase(",".join(f"{k}={v}" for k, v in params), f"{contract}/{backend}", record.seconds)
+    message = record.detail.splitlines()[0] if record.detail else str(record.status)
+    if record.status is Status.PASS:
+        return case
+    result: Failure | Error | Skipped
+    if record.accepted:
+        result = Skipped(f"{record.status}: {message}" + (f" ({record.waiver})" if record.waiver else ""),
+                         str(record.status))
+    elif record.status in ERRORS:
+        result = Error(message, str(record.status))
+    else:
+        result = Failure(message, str(record.status))
+    if record.detail:
+        result.text = record.detail
+    case.result = [result]
+    return case
+
+
+def junit_suite(lane: Lane) -> TestSuite:
+    out = TestSuite(lane.name)
+    for key, value in (("profile", lane.session.profile), ("seed", lane.session.seed),
+                       ("backends", ",".join(lane.session.backends)), ("ended", lane.ended)):
+        out.add_property(key, str(value))
+    for record in sorted(lane.cases.values(), key=lambda r: r.id):
+        out.add_testcase(junit_case(record))
+    out.update_statistics()  # type: ignore[no-untyped-call]  # junitparser is untyped here
+    return out
+
+
+def write_junit(lanes: Sequence[Lane], path: Path) -> None:
+    xml = JUnitXml()
+    for lane in lanes:
+        xml.add_testsuite(junit_suite(lane))
+    xml.update_statistics()  # type: ignore[no-untyped-call]
+    xml.write(str(path), pretty=True)

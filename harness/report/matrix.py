@@ -1,0 +1,187 @@
+"""The nightly matrix file (contracts/nightly.toml): axes of named values, exclusions, a command template.
+
+Every combination of one value per axis is a lane run, named like a case id's parameters
+(``python=3.12,numpy=2.x,...,lane=gpu-racecheck``). A value may bring environment variables, needs
+(what the machine must have) and vars (extra command placeholders, e.g. the tox environment of a
+lane). Errors name the file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.report.command import check_template
+from harness.report.errors import ReportError
+
+SCHEMA = 1
+#: Placeholders every combination fills besides its axes and vars: its id and its own output folder.
+RESERVED = ("id", "out")
+_NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
+_AXIS = re.compile(r"^[a-z][a-z0-9_]*$")
+_NEED = re.compile(r"^(gpu|python:\d+\.\d+|on-path:[A-Za-z0-9_.+-]+)$")
+
+
+@dataclass(frozen=True)
+class Value:
+    name: str
+    env: dict[str, str]
+    needs: tuple[str, ...]
+    vars: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Combination:
+    """One lane run of the matrix: a value per axis, the environment it sets and what it needs."""
+
+    id: str
+    values: dict[str, str]
+    env: dict[str, str]
+    needs: tuple[str, ...]
+    vars: dict[str, str]
+
+    def placeholders(self, out: str) -> dict[str, str]:
+        return {**self.values, **self.vars, "id": self.id, "out": out}
+
+    @property
+    def slug(self) -> str:
+        """The id as a file name."""
+        return self.id.replace(",", "_").replace("=", "-")
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    where: dict[str, frozenset[str]]
+    reason: str
+
+    def matches(self, combination: Combination) -> bool:
+        return all(combination.values[axis] in names for axis, names in self.where.items())
+
+
+@dataclass(frozen=True)
+class Matrix:
+    path: Path
+    description: str
+    command: tuple[str, ...]
+    timeout_s: float
+    axes: dict[str, tuple[Value, ...]]
+    exclusions: tuple[Exclusion, ...]
+
+    def expand(self) -> tuple[list[Combination], list[tuple[Combination, str]]]:
+        """(kept combinations, (excluded combination, reason)); the first matching exclusion gives the reason."""
+        kept, dropped = [], []
+        for values in itertools.product(*self.axes.values()):
+            combo = Combination(
+                id=",".join(f"{axis}={v.name}" for axis, v in zip(self.axes, values, strict=True)),
+                values={axis: v.name for axis, v in zip(self.axes, values, strict=True)},
+                env={k: text for v in values for k, text in v.env.items()},
+                needs=tuple(dict.fromkeys(n for v in values for n in v.needs)),
+                vars={k: text for v in values for k, text in v.vars.items()},
+            )
+            reason = next((e.reason for e in self.exclusions if e.matches(combo)), None)
+            if reason is None:
+                kept.append(combo)
+            else:
+                dropped.append((combo, reason))
+        return kept, dropped
+
+
+def _fail(path: Path, where: str, what: str) -> ReportError:
+    return ReportError(f"{path}: {where}: {what}")
+
+
+def _strings(path: Path, where: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(path, where, "expected a list of strings")
+    return value
+
+
+def _value(path: Path, where: str, raw: Any) -> Value:
+    if not isinstance(raw, dict) or set(raw) - {"name", "env", "needs", "vars"} or "name" not in raw:
+        raise _fail(path, where, "expected { name = ..., env = { ... }, needs = [...], vars = { ... } } "
+                                 "(all but name optional)")
+    if not isinstance(raw["name"], str) or not _NAME.match(raw["name"]):
+        raise _fail(path, f"{where}.name", f"{raw['name']!r} may hold only letters, digits and _ . + -")
+    env, variables = raw.get("env", {}), raw.get("vars", {})
+    for key, table in (("env", env), ("vars", variables)):
+        if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+            raise _fail(path, f"{where}.{key}", "expected a table of strings")
+    needs = _strings(path, f"{where}.needs", raw.get("needs", []))
+    for i, need in enumerate(needs):
+        if not _NEED.match(need):
+            raise _fail(path, f"{where}.needs[{i}]", f"{need!r} is not gpu, python:X.Y or on-path:NAME")
+    return Value(raw["name"], dict(env), tuple(needs), dict(variables))
+
+
+def _axes(path: Path, raw: Any) -> dict[str, tuple[Value, ...]]:
+    if not isinstance(raw, dict) or not raw:
+        raise _fail(path, "axes", "expected a table of axes, each a list of values")
+    axes: dict[str, tuple[Value, ...]] = {}
+    owner: dict[tuple[str, str], str] = {}  # (env or vars, key) -> the axis that sets it
+    for axis, values in raw.items():
+        if not _AXIS.match(axis) or axis in RESERVED:
+            raise _fail(path, f"axes.{axis}", f"an axis name is [a-z][a-z0-9_]* and not {' or '.join(RESERVED)}")
+        if not isinstance(values, list) or not values:
+            raise _fail(path, f"axes.{axis}", "expected a non-empty list of values")
+        parsed = tuple(_value(path, f"axes.{axis}[{i}]", v) for i, v in enumerate(values))
+        names = [v.name for v in parsed]
+        if len(set(names)) != len(names):
+            raise _fail(path, f"axes.{axis}", f"value names repeat: {names}")
+        for table, key in sorted({(t, k) for v in parsed for t in ("env", "vars") for k in getattr(v, t)}):
+            if owner.setdefault((table, key), axis) != axis:
+                raise _fail(path, f"axes.{axis}", f"{table} {key} is also set by axis {owner[table, key]}")
+        var_keys = sorted({tuple(sorted(v.vars)) for v in parsed})
+        if len(var_keys) > 1:  # else a combination could leave a placeholder unfilled
+            raise _fail(path, f"axes.{axis}", f"every value must set the same vars, not {var_keys}")
+        if {k for v in parsed for k in v.vars} & (set(raw) | set(RESERVED)):
+            raise _fail(path, f"axes.{axis}", "a var may not be named like an axis, id or out")
+        axes[axis] = parsed
+    return axes
+
+
+def _exclusion(path: Path, index: int, raw: Any, axes: dict[str, tuple[Value, ...]]) -> Exclusion:
+    where = f"exclude[{index}]"
+    if not isinstance(raw, dict) or set(raw) != {"where", "reason"} or not isinstance(raw["where"], dict):
+        raise _fail(path, where, "expected where = { axis = value or [values] } and reason = \"...\"")
+    if not isinstance(raw["reason"], str) or not raw["reason"].strip():
+        raise _fail(path, f"{where}.reason", "say why these combinations are not run")
+    match: dict[str, frozenset[str]] = {}
+    for axis, names in raw["where"].items():
+        if axis not in axes:
+            raise _fail(path, f"{where}.where.{axis}", f"not an axis; axes: {', '.join(axes)}")
+        names = [names] if isinstance(names, str) else _strings(path, f"{where}.where.{axis}", names)
+        known = [v.name for v in axes[axis]]
+        unknown = [n for n in names if n not in known]
+        if unknown:  # a value dropped from its axis leaves the exclusion stale
+            raise _fail(path, f"{where}.where.{axis}", f"{unknown} not among the values {known}")
+        match[axis] = frozenset(names)
+    if not match:
+        raise _fail(path, f"{where}.where", "an empty where would exclude everything")
+    return Exclusion(match, raw["reason"].strip())
+
+
+def load_matrix(path: Path) -> Matrix:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ReportError(f"{path}: not valid TOML: {exc}") from None
+    unknown = set(data) - {"schema", "description", "command", "timeout_s", "axes", "exclude"}
+    if unknown:
+        raise _fail(path, "(top level)", f"unknown keys {sorted(unknown)}")
+    if data.get("schema") != SCHEMA:
+        raise _fail(path, "schema", f"expected {SCHEMA}")
+    axes = _axes(path, data.get("axes"))
+    command = _strings(path, "command", data.get("command"))
+    var_names = {k for values in axes.values() for k in values[0].vars}
+    check_template(command, set(axes) | var_names | set(RESERVED), f"{path}: command")
+    timeout = data.get("timeout_s")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise _fail(path, "timeout_s", "expected a positive number of seconds per lane run")
+    exclusions = tuple(_exclusion(path, i, e, axes) for i, e in enumerate(data.get("exclude", [])))
+    return Matrix(path, str(data.get("description", "")).strip(), tuple(command), float(timeout), axes, exclusions)

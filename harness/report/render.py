@@ -1,0 +1,77 @@
+"""Renders the report document as Markdown, self-contained HTML and JSON.
+
+Both text formats escape every value they show: HTML through Jinja's autoescape, Markdown through a
+finalizer that backslash-escapes Markdown and HTML punctuation, so a case detail holding ``<script>``
+or ``|`` shows as text and cannot break a table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from itertools import groupby
+from typing import Any
+
+import jinja2
+
+from harness.report.verdicts import SEVERITY
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
+
+
+def md_text(value: object) -> str:
+    """One value as inline Markdown text: punctuation escaped, line breaks kept inside a table cell."""
+    text = _MD_SPECIAL.sub(r"\\\1", str(value))
+    return "<br>".join(text.splitlines()) if "\n" in text or "\r" in text else text
+
+
+def heat(rate: float) -> str:
+    """Cell colour of a pass rate: red (0) through amber to green (1)."""
+    return f"hsl({round(rate * 120)} 65% 38%)"
+
+
+def _status_columns(doc: dict[str, Any]) -> list[str]:
+    seen = {s for table in ("categories", "lanes") for t in doc["counts"][table].values() for s in t["statuses"]}
+    return [str(s) for s in sorted(SEVERITY, key=SEVERITY.__getitem__) if str(s) in seen]
+
+
+def _groups(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Non-pass verdicts alike in lane, status, detail, waiver and rules, shown once with their case ids."""
+    lane_order = {lane["name"]: i for i, lane in enumerate(doc["lanes"])}
+    severity = {str(s): rank for s, rank in SEVERITY.items()}
+
+    def key(row: dict[str, Any]) -> tuple[Any, ...]:
+        return (lane_order[row["lane"]], -severity[row["status"]], row["detail"], row["accepted"],
+                row["waiver"] or "", row["rules"])
+
+    return [{**members[0], "cases": members} for members in
+            (list(g) for _, g in groupby(sorted(doc["non_pass"], key=lambda r: (*key(r), r["id"])), key=key))]
+
+
+def _view(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "status_columns": _status_columns(doc), "groups": _groups(doc), "heat": heat}
+
+
+def _environment(finalize: Callable[[Any], Any] | None, autoescape: bool) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("harness.report", "templates"),
+        autoescape=autoescape,
+        finalize=finalize,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    return _environment(md_text, autoescape=False).get_template("report.md.j2").render(_view(doc))
+
+
+def render_html(doc: dict[str, Any]) -> str:
+    return _environment(None, autoescape=True).get_template("report.html.j2").render(_view(doc))
+
+
+def render_json(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"

@@ -1,0 +1,154 @@
+"""Final verdicts per lane, read from one or more journals, and the vocabulary reports sort them by.
+
+A lane is named by its journals' session records; several journals of one lane merge in the order
+given (a later verdict replaces an earlier one). A case a journal announced in a kernel group but
+never judged becomes Missing: a report fails closed on a run that stopped early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from harness import caseid
+from harness.contracts import KERNEL_AXES
+from harness.errors import CaseIdError, JournalError
+from harness.journal import CaseRecord, EndRecord, GroupRecord, SessionRecord, from_json, read_journal
+from harness.report.errors import ReportError
+from harness.statuses import Status
+
+CheckKind = Literal["reject", "compile", "run"]
+LaneKind = Literal["host", "gpu", "wheels"]
+
+#: Worst wins when one case id has verdicts in several lanes (a check passes only where it passed everywhere).
+SEVERITY = {status: rank for rank, status in enumerate((
+    Status.PASS, Status.EXPECTED_FAIL, Status.FLAKE, Status.NOT_SUPPORTED, Status.UNEXPECTED_PASS,
+    Status.MISSING, Status.FAIL, Status.COMPILE_ERROR, Status.SANITIZER_ERROR, Status.TIMEOUT, Status.CRASH,
+))}
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One lane's final verdicts and the session it ran in (the last session record holds the fingerprint)."""
+
+    name: str
+    journals: tuple[str, ...]
+    session: SessionRecord
+    cases: dict[str, CaseRecord]
+    ended: bool
+
+    @property
+    def kind(self) -> LaneKind:
+        return lane_kind(self.name)
+
+    @property
+    def tool(self) -> str | None:
+        """The compute-sanitizer tool of a ``gpu-<tool>`` lane."""
+        if self.kind != "gpu":
+            return None
+        return self.name.partition("-")[2] or None
+
+
+def lane_kind(lane: str) -> LaneKind:
+    """``gpu`` and ``gpu-<tool>`` launch on a GPU, ``wheels`` checks fresh wheels, every other lane is host-side."""
+    if lane == "wheels":
+        return "wheels"
+    return "gpu" if lane == "gpu" or lane.startswith("gpu-") else "host"
+
+
+@dataclass(frozen=True)
+class Described:
+    contract: str
+    backend: str
+    kind: CheckKind
+
+
+@lru_cache(maxsize=1 << 21)
+def describe(case_id: str) -> Described:
+    """Contract, backend and kind of check of an id: a rejection (``reject=``), a compile/resource check
+    (kernel axes only) or a run check. Cached: a report asks about each id once per lane and category."""
+    contract, backend, params = caseid.parse(case_id)
+    keys = {key for key, _ in params}
+    kind: CheckKind = "reject" if "reject" in keys else "compile" if keys <= set(KERNEL_AXES) else "run"
+    return Described(contract, backend, kind)
+
+
+def rank(record: CaseRecord) -> tuple[int, bool]:
+    """Higher is worse: of one case's verdicts in several lanes the worst speaks; unwaived beats waived."""
+    return SEVERITY[record.status], not record.accepted
+
+
+def is_journal(path: Path) -> bool:
+    """Whether ``path`` is a journal: its first line is a session record (other JSON Lines files, like
+    a sanitizer lane's launch ledgers, are not)."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            first = fh.readline()
+        return isinstance(from_json(first), SessionRecord)
+    except (OSError, UnicodeDecodeError, JournalError, KeyError, TypeError, ValueError):
+        return False
+
+
+def journals_in(folder: Path, recursive: bool = False) -> list[Path]:
+    """The journals in ``folder`` (or under it), sorted by path: timestamped names merge oldest first."""
+    return [p for p in sorted(folder.rglob("*.jsonl") if recursive else folder.glob("*.jsonl")) if is_journal(p)]
+
+
+def _read(path: Path, name: str) -> tuple[SessionRecord, dict[str, CaseRecord], bool]:
+    try:
+        records = list(read_journal(path))
+    except (JournalError, KeyError, TypeError, ValueError) as exc:  # a damaged line that parses as JSON
+        raise ReportError(f"{name}: not a harness journal: {exc}") from None
+    sessions = [r for r in records if isinstance(r, SessionRecord)]
+    if not sessions:
+        raise ReportError(f"{name}: no session record: not a harness journal (or an empty one)")
+    lanes = {s.lane for s in sessions}
+    if len(lanes) > 1:
+        raise ReportError(f"{name}: session records of several lanes {sorted(lanes)}: one journal is one lane")
+    lane = sessions[0].lane
+    cases: dict[str, CaseRecord] = {}
+    announced: dict[str, str] = {}
+    for record in records:
+        if isinstance(record, CaseRecord):
+            if record.lane != lane:
+                raise ReportError(f"{name}: case {record.id} is recorded for lane {record.lane!r} in a "
+                                  f"{lane!r} journal")
+            cases[record.id] = record
+        elif isinstance(record, GroupRecord):
+            announced.update(dict.fromkeys(record.cases, record.kernel))
+    for case_id in cases.keys() | announced.keys():
+        try:
+            describe(case_id)
+        except CaseIdError as exc:
+            raise ReportError(f"{name}: {exc}") from None
+    for case_id, kernel in announced.items():
+        if case_id not in cases:
+            cases[case_id] = CaseRecord(case_id, Status.MISSING, lane,
+                                        f"no verdict: {name} stops inside kernel group {kernel}")
+    # Ended: the last session reached its end record (verdicts appended later, e.g. sanitizer findings,
+    # do not undo that; a resumed run that was cut short again does).
+    last_session = max(i for i, r in enumerate(records) if isinstance(r, SessionRecord))
+    ended = any(isinstance(r, EndRecord) for r in records[last_session:])
+    return sessions[-1], cases, ended
+
+
+def load_lanes(paths: Sequence[Path], names: Sequence[str] | None = None) -> list[Lane]:
+    """Lanes in first-seen order; ``names`` label the journals in messages and reports (default: the paths)."""
+    labels = list(names) if names is not None else [str(p) for p in paths]
+    if not paths:
+        raise ReportError("no journal given: a report needs at least one")
+    merged: dict[str, Lane] = {}
+    for path, label in zip(paths, labels, strict=True):
+        session, cases, ended = _read(path, label)
+        earlier = merged.get(session.lane)
+        if earlier is not None:
+            cases = {**earlier.cases, **cases}
+            ended = ended and earlier.ended
+            label_list = (*earlier.journals, label)
+        else:
+            label_list = (label,)
+        merged[session.lane] = Lane(session.lane, label_list, session, cases, ended)
+    return list(merged.values())

@@ -1,0 +1,105 @@
+"""The nightly matrix file: expansion, exclusions (stale ones refused), validation naming file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.report.errors import ReportError
+from harness.report.matrix import load_matrix
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = """schema = 1
+command = ["tox", "-e", "{tox_env}", "--out", "{out}", "--python", "{python}"]
+timeout_s = 60
+[axes]
+python = [{ name = "3.11", needs = ["python:3.11"] }, { name = "3.12", needs = ["python:3.12"] }]
+numpy = [{ name = "1.26", env = { SPEC = "numpy<2" } }, { name = "2.x", env = { SPEC = "numpy>=2" } }]
+lane = [
+    { name = "host", vars = { tox_env = "host" } },
+    { name = "gpu-memcheck", vars = { tox_env = "gpu-memcheck" }, needs = ["gpu", "on-path:compute-sanitizer"] },
+]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "nightly.toml"
+    path.write_text(text)
+    return path
+
+
+def test_every_combination_in_axis_order(tmp_path: Path) -> None:
+    kept, dropped = load_matrix(write(tmp_path, SMALL)).expand()
+    assert [c.id for c in kept][:3] == ["python=3.11,numpy=1.26,lane=host", "python=3.11,numpy=1.26,lane=gpu-memcheck",
+                                        "python=3.11,numpy=2.x,lane=host"]
+    assert len(kept) == 8 and dropped == []
+    combo = kept[1]
+    assert combo.values == {"python": "3.11", "numpy": "1.26", "lane": "gpu-memcheck"}
+    assert combo.env == {"SPEC": "numpy<2"}
+    assert combo.needs == ("python:3.11", "gpu", "on-path:compute-sanitizer")
+    assert combo.placeholders("o") == {"python": "3.11", "numpy": "1.26", "lane": "gpu-memcheck",
+                                       "tox_env": "gpu-memcheck", "id": combo.id, "out": "o"}
+    assert combo.slug == "python-3.11_numpy-1.26_lane-gpu-memcheck"
+
+
+def test_exclusions_drop_matching_combinations_with_their_reason(tmp_path: Path) -> None:
+    text = SMALL + """
+[[exclude]]
+where = { lane = "gpu-memcheck", python = ["3.11"] }
+reason = "sanitizer on the newest interpreter only"
+[[exclude]]
+where = { numpy = "1.26", lane = ["host", "gpu-memcheck"] }
+reason = "old numpy: host only... not even"
+"""
+    kept, dropped = load_matrix(write(tmp_path, text)).expand()
+    assert [c.id for c in kept] == ["python=3.11,numpy=2.x,lane=host", "python=3.12,numpy=2.x,lane=host",
+                                    "python=3.12,numpy=2.x,lane=gpu-memcheck"]
+    assert [(c.id, why) for c, why in dropped][:2] == [
+        ("python=3.11,numpy=1.26,lane=host", "old numpy: host only... not even"),
+        ("python=3.11,numpy=1.26,lane=gpu-memcheck", "sanitizer on the newest interpreter only")]
+
+
+def test_the_shipped_matrix_runs_sanitizer_lanes_once_per_night() -> None:
+    kept, dropped = load_matrix(ROOT / "contracts" / "nightly.toml").expand()
+    sanitizer = [(c.id, c.vars["tox_env"]) for c in kept if c.values["lane"].startswith("gpu-")]
+    assert sanitizer == [(f"python=3.12,numpy=2.x,cuda=13,numba_cuda=0.30.4,cutlass_dsl=4.8.1,lane=gpu-{tool}", env)
+                         for tool, env in (("racecheck", "gpu"), ("memcheck", "gpu-memcheck"),
+                                           ("initcheck", "gpu-initcheck"), ("synccheck", "gpu-synccheck"))]
+    assert (len(kept), len(dropped)) == (20, 28)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("schema = 1", "schema = 2"), r"schema: expected 1"),
+    (('lane = [', 'out = [{ name = "x" }]\nlane = ['), r"axes.out: an axis name is"),
+    (('name = "host",', 'name = "host lane",'), r"axes.lane\[0\].name: 'host lane' may hold only"),
+    (('name = "host",', 'name = "host", needs = ["cuda"],'), r"axes.lane\[0\].needs\[0\]: 'cuda' is not gpu"),
+    (('name = "host",', 'name = "host", env = { SPEC = "x" },'), r"axes.lane: env SPEC is also set by axis numpy"),
+    (('vars = { tox_env = "host" }', 'vars = { tox = "host" }'), r"axes.lane: every value must set the same vars"),
+    (('{ tox_env = "gpu-memcheck" }', '{ tox_env = 3 }'), r"axes.lane\[1\].vars: expected a table of strings"),
+    (('"3.12", needs', '"3.11", needs'), r"axes.python: value names repeat"),
+    (('"--python", "{python}"', '"{cuda}"'), r"command: unknown placeholder\(s\) \{cuda\}; known: \{id\}, \{lane\}"),
+    (("timeout_s = 60", "timeout_s = 0"), r"timeout_s: expected a positive number"),
+    (("timeout_s = 60", "timeout_s = 60\nretries = 2"), r"\(top level\): unknown keys \['retries'\]"),
+])
+def test_a_malformed_matrix_is_named(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    assert change[0] in SMALL
+    with pytest.raises(ReportError, match=f"nightly.toml: {message}"):
+        load_matrix(write(tmp_path, SMALL.replace(*change, 1)))
+
+
+def test_a_var_named_like_an_axis_is_refused(tmp_path: Path) -> None:
+    text = SMALL.replace("tox_env", "python")
+    with pytest.raises(ReportError, match=r"axes.lane: a var may not be named like an axis, id or out"):
+        load_matrix(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(("exclude", "message"), [
+    ('where = { cuda = "12" }\nreason = "x"', r"exclude\[0\].where.cuda: not an axis; axes: python, numpy, lane"),
+    ('where = { numpy = "3.0" }\nreason = "x"', r"exclude\[0\].where.numpy: \['3.0'\] not among the values"),  # stale
+    ('where = { numpy = "2.x" }\nreason = " "', r"exclude\[0\].reason: say why"),
+    ('where = {}\nreason = "x"', r"exclude\[0\].where: an empty where would exclude everything"),
+])
+def test_a_malformed_exclusion_is_named(tmp_path: Path, exclude: str, message: str) -> None:
+    with pytest.raises(ReportError, match=f"nightly.toml: {message}"):
+        load_matrix(write(tmp_path, f"{SMALL}\n[[exclude]]\n{exclude}\n"))

@@ -1,0 +1,212 @@
+"""The nightly run: probes decide what runs, the rest is recorded as not run with why; the roll-up judges."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.report.errors import ReportError
+from harness.report.matrix import Combination, load_matrix
+from harness.report.nightly import CommandRunner, Probes, run_nightly
+from harness.statuses import Status
+from tests.report.journals import case_id, write_journal
+
+MATRIX = """schema = 1
+command = [{command}]
+timeout_s = {timeout}
+[axes]
+numpy = [
+    {{ name = "1.26", env = {{ COOP_NUMPY_SPEC = "numpy<2" }} }},
+    {{ name = "2.x", env = {{ COOP_NUMPY_SPEC = "numpy>=2" }} }},
+]
+lane = [
+    {{ name = "host", needs = ["python:3.99"] }},
+    {{ name = "gpu", needs = ["gpu"] }},
+    {{ name = "gpu-racecheck", needs = ["gpu", "on-path:compute-sanitizer"] }},
+]
+[[exclude]]
+where = {{ lane = "gpu-racecheck", numpy = "1.26" }}
+reason = "sanitizer lanes run once"
+"""
+
+
+def matrix(tmp_path: Path, command: str = '"true"', timeout: float = 60) -> Path:
+    path = tmp_path / "nightly.toml"
+    path.write_text(MATRIX.format(command=command, timeout=timeout))
+    return path
+
+
+def probes(gpu: bool = True, on_path: tuple[str, ...] = ("python3.99", "compute-sanitizer")) -> Probes:
+    return Probes(gpu=lambda: gpu, which=lambda name: f"/bin/{name}" if name in on_path else None, running=(3, 12))
+
+
+def passing(combo: Combination, out: Path, log: Path) -> int:
+    write_journal(out / "lane.jsonl", combo.values["lane"], [(case_id("numba"), Status.PASS)])
+    return 0
+
+
+def test_what_this_machine_lacks_is_not_run_with_the_reason(tmp_path: Path) -> None:
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(gpu=False, on_path=()),
+                         runner=passing)
+    assert [(r.id, r.outcome, r.reason) for r in rollup.results] == [
+        ("numpy=1.26,lane=host", "not run", "python3.99 is not on PATH"),
+        ("numpy=1.26,lane=gpu", "not run", "no GPU (nvidia-smi -L lists none)"),
+        ("numpy=2.x,lane=host", "not run", "python3.99 is not on PATH"),
+        ("numpy=2.x,lane=gpu", "not run", "no GPU (nvidia-smi -L lists none)"),
+        ("numpy=2.x,lane=gpu-racecheck", "not run",
+         "no GPU (nvidia-smi -L lists none); compute-sanitizer is not on PATH"),
+    ]
+    assert rollup.excluded == [("numpy=1.26,lane=gpu-racecheck", "sanitizer lanes run once")]
+    assert rollup.failed  # a night that ran nothing is no evidence
+
+
+def test_the_running_interpreter_meets_its_own_version(tmp_path: Path) -> None:
+    assert probes(on_path=()).lacks("python:3.12") is None
+    assert probes(on_path=()).lacks("python:3.11") == "python3.11 is not on PATH"
+
+
+def test_the_gpu_is_probed_once(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    def gpu() -> bool:
+        asked.append("gpu")
+        return True
+
+    run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", Probes(gpu=gpu, which=lambda name: name),
+                runner=passing)
+    assert asked == ["gpu"]
+
+
+def test_the_default_gpu_probe_asks_nvidia_smi_and_never_raises(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "bin" / "nvidia-smi"
+    fake.parent.mkdir()
+    fake.write_text(f"#!{sys.executable}\nimport sys\nprint('GPU 0: NVIDIA H200 (UUID: GPU-1)')\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    assert Probes().lacks("gpu") is None
+    fake.write_text(f"#!{sys.executable}\nimport sys\nsys.exit(9)\n")
+    assert Probes().lacks("gpu") == "no GPU (nvidia-smi -L lists none)"
+    fake.unlink()
+    assert Probes().lacks("gpu") == "no GPU (nvidia-smi -L lists none)"
+
+
+def test_runnable_lanes_run_and_the_rollup_judges_them(tmp_path: Path) -> None:
+    def runner(combo: Combination, lane_out: Path, log: Path) -> int | None:
+        log.write_text("ran\n")
+        if combo.values["lane"] == "host":
+            return passing(combo, lane_out, log)
+        if combo.id == "numpy=1.26,lane=gpu":
+            write_journal(lane_out / "w0" / "gpu.jsonl", "gpu", [(case_id("numba"), Status.FAIL)])
+            return 0  # claims success, but its journal says otherwise
+        if combo.id == "numpy=2.x,lane=gpu":
+            return None
+        return 3
+
+    out = tmp_path / "out"
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), out, probes(), runner=runner)
+    assert [(r.id, r.outcome, r.reason) for r in rollup.results] == [
+        ("numpy=1.26,lane=host", "passed", ""),
+        ("numpy=1.26,lane=gpu", "failed", "exit status 0, but 1 verdicts are not accepted"),
+        ("numpy=2.x,lane=host", "passed", ""),
+        ("numpy=2.x,lane=gpu", "failed", "timed out after 60 s"),
+        ("numpy=2.x,lane=gpu-racecheck", "failed", "exit status 3"),
+    ]
+    first = rollup.results[0]
+    assert (first.journals, first.log, first.verdicts) == (
+        ["lanes/numpy-1.26_lane-host/lane.jsonl"], "logs/numpy-1.26_lane-host.log",
+        {"total": 1, "accepted": 1, "statuses": {"Pass": 1}})
+    assert rollup.failed
+    saved = json.loads((out / "nightly.json").read_text())
+    assert saved["totals"] == {"combinations": 6, "excluded": 1, "passed": 2, "failed": 3, "not run": 0,
+                               "runnable": 0}
+    assert saved == json.loads(json.dumps(rollup.to_json()))
+    text = (out / "nightly.md").read_text()
+    assert "| numpy=2.x,lane=gpu | failed | timed out after 60 s |" in text
+    assert "- numpy=1.26,lane=gpu-racecheck: sanitizer lanes run once" in text
+
+
+def test_a_lane_that_leaves_no_journal_fails(tmp_path: Path) -> None:
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(),
+                         runner=lambda combo, lane_out, log: 0, only="*lane=host")
+    assert [r.reason for r in rollup.results if r.outcome == "failed"] == [
+        "exit status 0, but it left no journal in lanes/numpy-1.26_lane-host",
+        "exit status 0, but it left no journal in lanes/numpy-2.x_lane-host"]
+
+
+def test_a_journal_left_by_an_earlier_night_does_not_count(tmp_path: Path) -> None:
+    out, only = tmp_path / "out", "numpy=2.x,lane=host"
+    run_nightly(load_matrix(matrix(tmp_path)), out, probes(), runner=passing, only=only)
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), out, probes(), runner=lambda combo, lane_out, log: 0,
+                         only=only)
+    assert [r.reason for r in rollup.results if r.outcome == "failed"] == [
+        "exit status 0, but it left no journal in lanes/numpy-2.x_lane-host"]
+
+
+def test_a_lane_whose_journals_hold_no_verdict_fails(tmp_path: Path) -> None:
+    def empty(combo: Combination, lane_out: Path, log: Path) -> int:
+        write_journal(lane_out / "host.jsonl", "host", [])
+        return 0
+
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(), runner=empty,
+                         only="numpy=2.x,lane=host")
+    assert [r.reason for r in rollup.results if r.outcome == "failed"] == [
+        "exit status 0, but its journals hold no verdict"]
+
+
+def test_only_and_dry_run(tmp_path: Path) -> None:
+    def never(combo: Combination, lane_out: Path, log: Path) -> int:
+        raise AssertionError("a dry run runs nothing")
+
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(), runner=never,
+                         only="*lane=gpu*", dry_run=True)
+    assert [(r.outcome, r.reason) for r in rollup.results] == [
+        ("not run", "not selected by --only *lane=gpu*"), ("runnable", "dry run: this machine can run it"),
+        ("not run", "not selected by --only *lane=gpu*"), ("runnable", "dry run: this machine can run it"),
+        ("runnable", "dry run: this machine can run it")]
+    assert not rollup.failed
+
+
+FAKE_LANE = """
+import os, sys
+from pathlib import Path
+from harness.journal import CaseRecord, EndRecord, JournalWriter, SessionRecord
+from harness.statuses import Status
+lane, out = sys.argv[1:]
+print("numpy spec", os.environ["COOP_NUMPY_SPEC"], "out", os.environ["COOP_LANE_OUT"] == out)
+with JournalWriter(Path(out) / "journal.jsonl") as w:
+    w.write(SessionRecord(lane, "pr", 7, ("numba",)))
+    w.write(CaseRecord("block.load/numba/dtype=int32,block=32,ipt=1,alg=direct", Status.PASS, lane))
+    w.write(EndRecord({}))
+"""
+
+
+def test_the_command_runner_fills_the_template_and_sets_the_environment(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "lane.py"
+    script.write_text(FAKE_LANE)
+    command = f'"{sys.executable}", "{script}", "{{lane}}", "{{out}}"'
+    out = tmp_path / "out"
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(sys.path))  # the fake lane imports the harness
+    rollup = run_nightly(load_matrix(matrix(tmp_path, command)), out, probes(), only="numpy=1.26,lane=host")
+    [ran] = [r for r in rollup.results if r.outcome != "not run"]
+    assert (ran.outcome, ran.returncode, ran.verdicts["accepted"]) == ("passed", 0, 1)  # type: ignore[index]
+    log = (out / ran.log).read_text()  # type: ignore[operator]
+    assert log.splitlines() == [f"$ {sys.executable} {script} host {out}/lanes/numpy-1.26_lane-host",
+                                "numpy spec numpy<2 out True"]
+
+
+def test_the_command_runner_kills_a_lane_past_its_timeout(tmp_path: Path) -> None:
+    combo = load_matrix(matrix(tmp_path)).expand()[0][0]
+    runner = CommandRunner([sys.executable, "-c", "import time; time.sleep(30)"], timeout_s=0.5)
+    assert runner(combo, tmp_path / "j.jsonl", tmp_path / "l.log") is None
+
+
+def test_a_command_that_cannot_start_is_an_error(tmp_path: Path) -> None:
+    combo = load_matrix(matrix(tmp_path)).expand()[0][0]
+    with pytest.raises(ReportError, match="nightly: cannot start 'no-such-tox-here'"):
+        CommandRunner(["no-such-tox-here"], 5)(combo, tmp_path / "j.jsonl", tmp_path / "l.log")
