@@ -28,6 +28,7 @@ _ENTRY = struct.Struct("<HHIQIIHHI")
 _FLAGS_AT, _UNCOMPRESSED_AT = 40, 56
 _ENTRY_HEADER_MIN = 64
 _KIND_NAMES = {KIND_PTX: "PTX", KIND_ELF: "ELF"}
+_SHT_NOBITS = 8  # an ELF section that occupies no bytes in the file (.bss-like)
 
 
 class FatbinError(ValueError):
@@ -143,15 +144,17 @@ def _elf_extent(image: bytes, entry: Entry) -> int:
         raise FatbinError(f"{entry} at byte {entry.header_offset} is not a 64-bit ELF image")
     phoff, shoff = struct.unpack_from("<QQ", image, 0x20)
     phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", image, 0x36)
-    extent = max(0x40, phoff + phentsize * phnum, shoff + shentsize * shnum)
-    sht_nobits = 8
-    for index in range(shnum):
-        kind, offset, size = _section_span(image, shoff + index * shentsize)
-        if kind != sht_nobits:
-            extent = max(extent, offset + size)
+    extent: int = max(0x40, phoff + phentsize * phnum, shoff + shentsize * shnum)
+    if extent <= len(image):  # the section table is inside: its entries can be read
+        for index in range(shnum):
+            kind, offset, size = _section_span(image, shoff + index * shentsize)
+            if kind != _SHT_NOBITS:
+                extent = max(extent, offset + size)
     if extent > len(image):
-        raise FatbinError(f"{entry} at byte {entry.header_offset}: the ELF spans {extent} bytes, "
-                          f"more than the {len(image)} the entry holds")
+        raise FatbinError(
+            f"{entry} at byte {entry.header_offset}: the ELF spans {extent} bytes, "
+            f"more than the {len(image)} the entry holds"
+        )
     return extent
 
 

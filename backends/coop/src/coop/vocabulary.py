@@ -17,6 +17,7 @@ DTYPES = (
     "float16", "float32", "float64",
 )
 WARP_SIZE = 32
+MAX_BLOCK_THREADS = 1024
 
 
 class InvalidParameter(ValueError):
@@ -35,6 +36,8 @@ STATIC_RULES = {
     "valid_items_range": "a static valid_items must lie in [0, threads * items_per_thread]",
     "offset_negative": "offset must be >= 0",
     "algorithm": "algorithm must be one of " + ", ".join(ALGORITHMS),
+    "block": f"a block has 1 to 3 positive extents and at most {MAX_BLOCK_THREADS} threads",
+    "oob_default_value": "a static oob_default is a number (not a bool) that the dtype represents",
     "dtype": "dtype must be one of " + ", ".join(DTYPES),
 }
 
@@ -76,6 +79,9 @@ def check_static(
         raise InvalidParameter(
             "items_per_thread", f"{STATIC_RULES['items_per_thread']} (got {items_per_thread!r})"
         )
+    if not 1 <= len(block) <= 3 or any(type(d) is not int or d < 1 for d in block) \
+            or block_threads(block) > MAX_BLOCK_THREADS:
+        raise InvalidParameter("block", f"{STATIC_RULES['block']} (got {block!r})")
     threads = block_threads(block)
     if algorithm == "warp_transpose" and threads % WARP_SIZE:
         raise InvalidParameter(

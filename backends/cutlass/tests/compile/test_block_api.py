@@ -1,0 +1,95 @@
+"""The device API used directly from ``@cute.kernel`` code: bad statics are refused while the kernel
+is traced, naming the rule, and one scratch serves consecutive transposes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import coop
+import cutlass
+import cutlass.cute as cute
+import pytest
+from coop_cutlass import artifacts, block
+from coop_cutlass.kernels import pointer
+from coop_cutlass.plan import make_plan
+
+Body = Callable[[cute.Tensor, cute.Tensor, Any], None]
+SIZE = 1 << 16
+
+
+def _compile(body: Body, numeric: type[cutlass.Numeric] = cutlass.Int32, shape: tuple[int, ...] = (128,),
+             keep_in: Path | None = None) -> Any:
+    """Compile a one-block kernel whose ``body(src, dst, n)`` calls the API (``n`` is a runtime Int32),
+    keeping its PTX and cubin when given a folder."""
+    launch_block = (*shape, *(1,) * (3 - len(shape)))
+
+    @cute.kernel
+    def kernel(src: cute.Pointer, dst: cute.Pointer, n: cutlass.Int32) -> None:
+        body(cute.make_tensor(src, cute.make_layout(SIZE)), cute.make_tensor(dst, cute.make_layout(SIZE)), n)
+
+    @cute.jit
+    def host(src: cute.Pointer, dst: cute.Pointer, n: cutlass.Int32) -> None:
+        kernel(src, dst, n).launch(grid=(1, 1, 1), block=launch_block)
+
+    data = pointer(numeric, 0)
+    keep = f" --keep-ptx --keep-cubin --dump-dir {keep_in}" if keep_in else ""
+    return cute.compile(host, data, data, cutlass.Int32(0), options="--gpu-arch sm_90a" + keep)
+
+
+def _payload(numeric: type[cutlass.Numeric] = cutlass.Int32, ipt: int = 4) -> cute.Tensor:
+    return cute.make_rmem_tensor(cute.make_layout(ipt), numeric)
+
+
+REFUSED: dict[str, tuple[Body, str, dict[str, Any]]] = {
+    "warp_transpose on 100 threads": (
+        lambda src, dst, n: block.load(src, _payload(), block=(100,), algorithm="warp_transpose"),
+        "warp_multiple", {"shape": (100,)}),
+    "static valid_items past the tile": (
+        lambda src, dst, n: block.store(dst, _payload(), block=(128,), valid_items=513), "valid_items_range", {}),
+    "negative static offset": (
+        lambda src, dst, n: block.load(src, _payload(), block=(128,), valid_items=n, offset=-1),
+        "offset_negative", {}),
+    "oob_default that does not fit uint8": (
+        lambda src, dst, n: block.load(src, _payload(cutlass.Uint8), block=(128,), valid_items=n, oob_default=300),
+        "oob_default_value", {"numeric": cutlass.Uint8}),
+    "bool oob_default": (
+        lambda src, dst, n: block.load(src, _payload(), block=(128,), valid_items=n, oob_default=True),
+        "oob_default_value", {}),
+    "runtime oob_default of another type": (
+        lambda src, dst, n: block.load(src, _payload(cutlass.Float32), block=(128,), valid_items=n, oob_default=n),
+        "oob_default_value", {"numeric": cutlass.Float32}),
+    "payload type unlike the source": (
+        lambda src, dst, n: block.load(src, _payload(cutlass.Float32), block=(128,)), "dtype", {}),
+    "payload type coop does not define": (
+        lambda src, dst, n: block.store(dst, _payload(cutlass.BFloat16), block=(128,)), "dtype", {}),
+    "scratch smaller than a tile": (
+        lambda src, dst, n: block.load(src, _payload(), block=(128,), algorithm="transpose",
+                                       temp_storage=cutlass.memory.SmemAllocator().allocate_tensor(
+                                           cutlass.Int32, cute.make_layout(64))),
+        "temp_storage", {}),
+    "block the launch cannot have": (
+        lambda src, dst, n: block.store(dst, _payload(), block=(128, 16)), "block", {}),
+}
+
+
+@pytest.mark.parametrize(("body", "rule", "kwargs"), REFUSED.values(), ids=REFUSED.keys())
+def test_a_bad_static_is_refused_while_tracing(body: Body, rule: str, kwargs: dict[str, Any]) -> None:
+    with pytest.raises(coop.InvalidParameter) as raised:
+        _compile(body, **kwargs)
+    assert raised.value.rule == rule
+
+
+def _two_transposes(src: cute.Tensor, dst: cute.Tensor, n: Any) -> None:
+    plan = make_plan("block.load", dtype="int32", block=(128,), items_per_thread=4, algorithm="transpose")
+    scratch = block.allocate_temp_storage(plan)
+    items = _payload()
+    block.load(src, items, block=(128,), algorithm="transpose", valid_items=n, oob_default=0, temp_storage=scratch)
+    block.store(dst, items, block=(128,), algorithm="transpose", valid_items=n, temp_storage=scratch)
+
+
+def test_consecutive_transposes_share_one_scratch(tmp_path: Path) -> None:
+    compiled = artifacts.collect(_compile(_two_transposes, keep_in=tmp_path), "sm_90a")
+    assert compiled.dynamic_shared_bytes == 128 * 4 * 4
+    assert compiled.ptx is not None and compiled.ptx.count("bar.sync") == 4

@@ -1,0 +1,52 @@
+"""Markers from the path (unit tests are ``host``, compile tests ``compile``, runtime tests ``gpu``),
+and the representative kernels: a test taking ``representative`` runs once per kernel of a small
+set that covers every operation x algorithm and every dtype, block shape and items-per-thread of
+the contracts' grid."""
+
+from __future__ import annotations
+
+from math import prod
+from pathlib import Path
+
+import coop
+import pytest
+
+_HERE = Path(__file__).parent
+_MARKERS = {"unit": ("host",), "compile": ("compile",), "runtime": ("gpu",)}
+#: Kernels per operation x algorithm; 3 x 10 = 30 walk each axis of the grid at least twice.
+_PER_PAIR = 3
+
+
+def representative() -> list[coop.KernelSpec]:
+    """Kernel k takes the k-th value of each axis, cycling (warp_transpose moves on to the next
+    block whose thread count is a warp multiple)."""
+    from harness.contracts import load_contracts, parse_block
+
+    axes = {c.operation: c.axes for c in load_contracts()}
+    specs, k = [], 0
+    for operation in coop.OPERATIONS:
+        dtypes, ipts = axes[operation]["dtype"], axes[operation]["ipt"]
+        blocks = [parse_block(b) for b in axes[operation]["block"]]
+        for algorithm in coop.ALGORITHMS:
+            for _ in range(_PER_PAIR):
+                shift = 0
+                while algorithm == "warp_transpose" and prod(blocks[(k + shift) % len(blocks)]) % 32:
+                    shift += 1
+                specs.append(coop.KernelSpec(operation, dtypes[k % len(dtypes)], blocks[(k + shift) % len(blocks)],
+                                             ipts[k % len(ipts)], algorithm))
+                k += 1
+    return specs
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "representative" in metafunc.fixturenames:
+        specs = representative()
+        metafunc.parametrize("representative", specs,
+                             ids=[coop.kernel_symbol(s, include_block=True) for s in specs])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _HERE in item.path.parents:
+            for marker in _MARKERS.get(item.path.relative_to(_HERE).parts[0], ()):
+                item.add_marker(marker)

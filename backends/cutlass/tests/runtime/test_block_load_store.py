@@ -1,0 +1,74 @@
+"""Representative kernels on a GPU against the NumPy oracle of the ABI: one batched launch per kernel
+crosses valid_items {0, 1, partial, tile-1, tile} x offset {0, 1 (misaligned), 16} (x oob_default
+{none, value} for Load), and a second launch with other data reuses the same compile."""
+
+from __future__ import annotations
+
+import itertools
+
+import coop
+import numpy as np
+import pytest
+
+from harness.oracles.block_load_store import compare, expected_load, expected_store, region
+from harness.oracles.values import pattern
+
+ARCH = "sm_90"
+OFFSETS = (0, 1, 16)
+MAX_REPORTED = 5
+
+
+def _valid_classes(tile: int) -> list[int]:
+    return sorted({0, 1, tile // 2 + 1, tile - 1, tile})
+
+
+def _load_batch(spec: coop.KernelSpec, seed: int) -> coop.LoadBatch:
+    controls = list(itertools.product(_valid_classes(spec.tile), (0, 1), OFFSETS))
+    reg, seeds = region(spec), [seed * 1000 + b for b in range(len(controls))]
+    return coop.LoadBatch(
+        src=np.concatenate([pattern(spec.dtype, reg, "src", s) for s in seeds]),
+        init=np.concatenate([pattern(spec.dtype, spec.tile, "sentinel", s) for s in seeds]),
+        valid=np.array([v for v, _, _ in controls], np.int32),
+        has_oob=np.array([h for _, h, _ in controls], np.int32),
+        offset=np.array([o for _, _, o in controls], np.int64),
+        oob=np.concatenate([pattern(spec.dtype, 1, "oob", s) for s in seeds]),
+        region=reg,
+    )
+
+
+def _store_batch(spec: coop.KernelSpec, seed: int) -> coop.StoreBatch:
+    controls = list(itertools.product(_valid_classes(spec.tile), OFFSETS))
+    reg, seeds = region(spec), [seed * 1000 + b for b in range(len(controls))]
+    return coop.StoreBatch(
+        items=np.concatenate([pattern(spec.dtype, spec.tile, "src", s) for s in seeds]),
+        dst=np.concatenate([pattern(spec.dtype, reg, "sentinel", s) for s in seeds]),
+        valid=np.array([v for v, _ in controls], np.int32),
+        offset=np.array([o for _, o in controls], np.int64),
+        region=reg,
+    )
+
+
+def _failures(spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch, out: np.ndarray) -> list[str]:
+    found = []
+    for b in range(batch.n_blocks):
+        if isinstance(batch, coop.LoadBatch):
+            got = out[b * spec.tile:(b + 1) * spec.tile]
+            judgement = compare(got, *expected_load(spec, batch, b))
+            controls = f"valid={batch.valid[b]} has_oob={batch.has_oob[b]} offset={batch.offset[b]}"
+        else:
+            got = out[b * batch.region:(b + 1) * batch.region]
+            judgement = compare(got, *expected_store(spec, batch, b, batch.dst))
+            controls = f"valid={batch.valid[b]} offset={batch.offset[b]}"
+        if not judgement:
+            found.append(f"block {b} ({controls}): {judgement.total} wrong, checks {judgement.checks}; "
+                         + "; ".join(map(str, judgement.violations)))
+    return found
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_kernel_matches_the_oracle(representative: coop.KernelSpec, seed: int, adapter: coop.Adapter) -> None:
+    spec = representative
+    compiled = adapter.compile(spec, arch=ARCH)
+    batch = _load_batch(spec, seed) if spec.operation == "block.load" else _store_batch(spec, seed)
+    failures = _failures(spec, batch, adapter.launch(compiled, spec, batch))
+    assert not failures, f"{compiled.artifacts.kernel_name}: " + "\n".join(failures[:MAX_REPORTED])

@@ -1,0 +1,161 @@
+"""The adapter's host side: registration without the DSL, kernel keys, arch names, batch checks,
+the launch-size reader and the artifact cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import coop
+import numpy as np
+import pytest
+from coop_cutlass import adapter as adapter_module
+from coop_cutlass.adapter import UNWRITTEN, CutlassAdapter, dsl_arch
+from coop_cutlass.artifacts import ArtifactError, launch_dynamic_smem
+from coop_cutlass.cache import ArtifactCache
+
+SPEC = coop.KernelSpec("block.load", "int16", (16, 8), 4, "striped")
+
+
+def test_the_entry_point_names_the_adapter() -> None:
+    (point,) = [ep for ep in entry_points(group="coop.backends") if ep.name == "cutlass"]
+    assert point.value == "coop_cutlass.adapter:CutlassAdapter"
+    assert isinstance(point.load()(), coop.Adapter)
+
+
+def test_registering_and_refusing_statics_load_no_dsl_and_no_cuda() -> None:
+    """In a fresh interpreter: register the backend, let it refuse a bad static, list what loaded."""
+    probe = """
+import json, sys
+import coop
+adapter = coop.register("cutlass")
+try:
+    adapter.compile(coop.KernelSpec("block.load", "int32", (100,), 4, "warp_transpose"), arch="sm_90")
+except coop.InvalidParameter as error:
+    rule = error.rule
+print(json.dumps({"rule": rule, "loaded": sorted(m for m in sys.modules
+                                                 if m.split(".")[0] in ("cutlass", "cuda", "torch"))}))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == {"rule": "warp_multiple", "loaded": []}
+
+
+def test_the_block_shape_is_part_of_the_kernel_key() -> None:
+    adapter = CutlassAdapter(disk_cache=False)
+    same = coop.KernelSpec("block.load", "int16", (16, 8), 4, "striped")
+    assert adapter.kernel_key(same) == adapter.kernel_key(SPEC)
+    assert adapter.kernel_key(coop.KernelSpec("block.load", "int16", (32, 4), 4, "striped")) != \
+        adapter.kernel_key(SPEC)
+
+
+@pytest.mark.parametrize(("arch", "target"), [("sm_90", "sm_90a"), ("sm_90a", "sm_90a"), ("sm_100", "sm_100a"),
+                                              ("sm_100f", "sm_100f"), ("sm_80", "sm_80")])
+def test_the_dsl_targets_the_arch_specific_variant_from_sm_90(arch: str, target: str) -> None:
+    assert dsl_arch(arch) == target
+
+
+@pytest.mark.parametrize("arch", ["90", "sm90", "compute_90", "sm_90x"])
+def test_a_malformed_arch_is_refused(arch: str) -> None:
+    with pytest.raises(ValueError, match="arch must look like"):
+        dsl_arch(arch)
+
+
+def _load_batch(n: int = 2, region: int = 528) -> coop.LoadBatch:
+    return coop.LoadBatch(
+        src=np.zeros(n * region, np.int16), init=np.zeros(n * SPEC.tile, np.int16),
+        valid=np.zeros(n, np.int32), offset=np.zeros(n, np.int64), has_oob=np.zeros(n, np.int32),
+        oob=np.zeros(n, np.int16), region=region,
+    )
+
+
+def test_the_load_output_starts_as_a_recognizable_pattern() -> None:
+    arrays = adapter_module._launch_arrays(SPEC, _load_batch())
+    assert arrays["dst"].dtype == np.int16 and arrays["dst"].shape == (2 * SPEC.tile,)
+    assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [("src", np.zeros(2 * 528, np.int32), r"batch\.src: expected int16\[1056\] \(got int32\[1056\]\)"),
+     ("has_oob", np.zeros(3, np.int32), r"batch\.has_oob: expected int32\[2\] \(got int32\[3\]\)"),
+     ("offset", np.zeros(2, np.int32), r"batch\.offset: expected int64\[2\]")],
+)
+def test_a_batch_that_breaks_the_abi_is_refused_naming_the_field(field: str, value: np.ndarray,
+                                                                 message: str) -> None:
+    batch = _load_batch()
+    setattr(batch, field, value)
+    with pytest.raises(ValueError, match=message):
+        adapter_module._launch_arrays(SPEC, batch)
+
+
+def test_a_store_batch_for_a_load_kernel_is_refused() -> None:
+    store = coop.StoreBatch(items=np.zeros(SPEC.tile, np.int16), dst=np.zeros(528, np.int16),
+                            valid=np.zeros(1, np.int32), offset=np.zeros(1, np.int64), region=528)
+    with pytest.raises(TypeError, match=r"block\.load needs a LoadBatch"):
+        adapter_module._launch_arrays(SPEC, store)
+
+
+_CONFIG = "!llvm.struct<(array<3 x i32>, array<3 x i32>, i64, ptr, ptr, i32)>"
+_HOST_IR = f"""
+    %9 = llvm.mlir.constant(0 : i64) : i64
+    %10 = llvm.mlir.constant(768 : i64) : i64
+    %12 = llvm.alloca %5 x {_CONFIG} : (i32) -> !llvm.ptr
+    %17 = llvm.getelementptr %12[0, 1, 2] : (!llvm.ptr) -> !llvm.ptr, {_CONFIG}
+    llvm.store %9, %17 : i64, !llvm.ptr
+    %18 = llvm.getelementptr %12[0, 2] : (!llvm.ptr) -> !llvm.ptr, {_CONFIG}
+    llvm.store %10, %18 : i64, !llvm.ptr
+"""
+
+
+def test_the_launch_size_is_the_constant_stored_in_the_launch_configuration() -> None:
+    assert launch_dynamic_smem(_HOST_IR, "k") == 768
+
+
+@pytest.mark.parametrize(
+    ("host_ir", "message"),
+    [("", "expected one launch configuration in the host code, found 0"),
+     (_HOST_IR.replace("llvm.store %10, %18", "llvm.store %10, %19"), "is not stored once"),
+     (_HOST_IR.replace("%10 = llvm.mlir.constant(768 : i64)", "%10 = llvm.load %3"), "not a compile-time")],
+)
+def test_an_unreadable_launch_size_is_an_error_naming_the_kernel(host_ir: str, message: str) -> None:
+    with pytest.raises(ArtifactError, match=f"^k: .*{message}"):
+        launch_dynamic_smem(host_ir, "k")
+
+
+def test_the_artifact_cache_returns_what_it_stored_for_that_spec_only(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = ArtifactCache(tmp_path / "cache")
+    stored = coop.Artifacts(kernel_name="k_0", cubin=b"\x7fELF", ptx="// ptx", arch="sm_90a",
+                            dynamic_shared_bytes=768)
+    assert cache.get(SPEC, "sm_90a") is None
+    cache.put(SPEC, "sm_90a", stored)
+    cache.put(SPEC, "sm_90a", stored)  # a second writer of the same entry changes nothing
+    assert cache.get(SPEC, "sm_90a") == stored
+    assert cache.get(SPEC, "sm_100a") is None
+    assert cache.get(coop.KernelSpec("block.load", "int16", (16, 8), 4, "direct"), "sm_90a") is None
+    assert [p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith(".")] == []
+    monkeypatch.setenv("CUTE_DSL_LINEINFO", "1")  # a DSL setting may change the code
+    assert cache.get(SPEC, "sm_90a") is None
+
+
+def _contract_rejects() -> list[object]:
+    from harness.contracts import load_contracts, parse_block
+
+    cases = []
+    for contract in load_contracts():
+        for reject in contract.rejects:
+            params = dict(reject.params)
+            spec = coop.KernelSpec(contract.operation, params.pop("dtype"), parse_block(params.pop("block")),
+                                   params.pop("ipt"), params.pop("alg"), **params)
+            cases.append(pytest.param(spec, reject.rule, id=f"{contract.id}/{reject.name}"))
+    return cases
+
+
+@pytest.mark.parametrize(("spec", "rule"), _contract_rejects())
+def test_the_contracts_rejection_cases_are_refused_naming_the_rule(spec: coop.KernelSpec, rule: str) -> None:
+    with pytest.raises(coop.InvalidParameter) as raised:
+        CutlassAdapter(disk_cache=False).compile(spec, arch="sm_90")
+    assert raised.value.rule == rule
