@@ -32,6 +32,7 @@ written out in GrigoryEvko/nvopen-tools' notes on nvlink's ``.nv.info`` handling
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 from collections.abc import Iterator
@@ -76,13 +77,35 @@ class KernelResources:
 def read_resources(cubin: bytes, kernel: str) -> KernelResources:
     """Read ``kernel``'s figures from ``cubin``; :class:`InspectError` names the kernel and the problem."""
     try:
-        elf = ELFFile(io.BytesIO(cubin))
-        return _read(elf, kernel)
+        return _read(_image(cubin), kernel)
     except ELFError as exc:
         raise InspectError(f"kernel {kernel}: cubin is not a readable ELF image: {exc}") from None
 
 
-def _read(elf: Any, kernel: str) -> KernelResources:
+@dataclass(frozen=True)
+class _Image:
+    """One parsed cubin: the symbol table and module attributes are read once for all its kernels."""
+
+    elf: Any
+    functions: dict[str, tuple[int, Any]]
+    module: list[tuple[int, int, int]]
+
+
+@functools.lru_cache(maxsize=8)
+def _image(cubin: bytes) -> _Image:
+    """A fatbin's one cubin holds hundreds of kernels: parse it once per process, not once per kernel."""
+    elf = ELFFile(io.BytesIO(cubin))
+    symtab = elf.get_section_by_name(".symtab")
+    functions = {}
+    if symtab is not None:
+        for index, symbol in enumerate(symtab.iter_symbols()):
+            if symbol["st_info"]["type"] == "STT_FUNC":
+                functions[symbol.name] = (index, symbol)
+    return _Image(elf, functions, _attributes(elf, ".nv.info", "(module)"))
+
+
+def _read(image: _Image, kernel: str) -> KernelResources:
+    elf = image.elf
     if elf.header.e_machine != "EM_CUDA":
         raise InspectError(f"kernel {kernel}: cubin is an ELF for {elf.header.e_machine}, not EM_CUDA")
     if elf.header.e_type != "ET_EXEC":
@@ -90,11 +113,11 @@ def _read(elf: Any, kernel: str) -> KernelResources:
             f"kernel {kernel}: cubin is {elf.header.e_type}, not a linked image (ET_EXEC); "
             "stack sizes and shared layout are settled only at link time"
         )
-    index, symbol = _function_symbol(elf, kernel)
+    index, symbol = _function_symbol(image, kernel)
     text = elf.get_section(symbol["st_shndx"])
     if text.name != f".text.{kernel}":
         raise InspectError(f"kernel {kernel}: its symbol points into {text.name}, not .text.{kernel}")
-    module = _attributes(elf, ".nv.info", kernel)
+    module = image.module
     own = _attributes(elf, f".nv.info.{kernel}", kernel)
 
     def figure(code: int, name: str) -> int:
@@ -131,14 +154,10 @@ def _sm(elf: Any, kernel: str) -> int:
     raise InspectError(f"kernel {kernel}: unknown CUDA ELF ABI version {abi}")
 
 
-def _function_symbol(elf: Any, kernel: str) -> tuple[int, Any]:
-    symtab = elf.get_section_by_name(".symtab")
-    if symtab is None:
+def _function_symbol(image: _Image, kernel: str) -> tuple[int, Any]:
+    if image.elf.get_section_by_name(".symtab") is None:
         raise InspectError(f"kernel {kernel}: cubin has no symbol table")
-    functions = {}
-    for index, symbol in enumerate(symtab.iter_symbols()):
-        if symbol["st_info"]["type"] == "STT_FUNC":
-            functions[symbol.name] = (index, symbol)
+    functions = image.functions
     if kernel not in functions:
         listed = ", ".join(sorted(functions)[:20]) or "none"
         raise InspectError(f"kernel {kernel}: no such function in the cubin; its functions: {listed}")

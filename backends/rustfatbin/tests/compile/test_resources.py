@@ -1,0 +1,42 @@
+"""The contracts' resource rules on the final SASS of every kernel the fatbin ships, per arch:
+no local memory, stack or CALL anywhere; no shared memory or barrier outside the transpose family,
+which must exchange through shared memory (and, block-wide, a barrier). And few enough registers
+for the contracts' largest block, 1024 threads."""
+
+from __future__ import annotations
+
+import itertools
+
+import coop
+import pytest
+from coop import KernelSpec
+from coop_rustfatbin import abi
+from coop_rustfatbin.adapter import RustFatbinAdapter
+
+from harness.contracts import load_contracts
+from harness.inspect import inspect_artifacts, resource_violations
+
+pytestmark = pytest.mark.compile
+
+RULES = {c.operation: list(c.resources) for c in load_contracts()}
+#: Registers per thread a 1024-thread block may use: 64K registers per SM on sm_80 and sm_90.
+MAX_REGISTERS = 65536 // 1024
+SPECS = [
+    KernelSpec(operation, dtype, (128,), ipt, algorithm)
+    for operation, dtype, ipt, algorithm in itertools.product(
+        coop.OPERATIONS, coop.DTYPES, abi.ITEMS_PER_THREAD, coop.ALGORITHMS
+    )
+]
+
+
+@pytest.fixture(scope="module")
+def adapter(built) -> RustFatbinAdapter:
+    return RustFatbinAdapter(built.fatbin)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("spec", SPECS, ids=coop.kernel_symbol)
+def test_kernel_meets_the_resource_rules(adapter, spec, arch):
+    report = inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=arch)))
+    assert resource_violations(report, spec.algorithm, RULES[spec.operation]) == []
+    assert report.registers <= MAX_REGISTERS
