@@ -15,8 +15,6 @@ from coop_rustfatbin.loader import InOut, Module
 from harness.oracles import block_load_store as oracle
 from harness.oracles.values import pattern
 
-pytestmark = pytest.mark.gpu
-
 SEED = 5
 
 

@@ -11,8 +11,6 @@ import pytest
 from coop import KernelSpec, kernel_symbol
 from coop_rustfatbin import abi
 
-pytestmark = pytest.mark.host
-
 KERNELS_RS = Path(__file__).resolve().parents[2] / "kernels" / "src" / "kernels.rs"
 RUST_TYPES = {"i32": "int32", "i64": "int64"}
 

@@ -13,8 +13,6 @@ from coop_rustfatbin.build import FATBIN_NAME
 from coop_rustfatbin.bundle import FATBIN_ENV, LoaderError
 from coop_rustfatbin.loader import In, InOut, Out
 
-pytestmark = pytest.mark.host
-
 
 @pytest.fixture
 def adapter(tmp_path: Path, assembler) -> RustFatbinAdapter:

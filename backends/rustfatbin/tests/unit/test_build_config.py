@@ -9,8 +9,6 @@ import pytest
 from coop_rustfatbin.build import KNOWN_ARCHS, Capability, parse_capabilities, rustflags
 from coop_rustfatbin.toolchain import BuildError, Toolchain
 
-pytestmark = pytest.mark.host
-
 
 def test_capability_list_keeps_order_and_ptx_marks():
     parsed = parse_capabilities("9.0+PTX, 8.0;10.0 12.1")

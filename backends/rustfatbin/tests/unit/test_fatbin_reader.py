@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 from coop import fatbin
 
-pytestmark = pytest.mark.host
-
 PTX_TEXT = b"//\n.version 7.8\n.target sm_90\n.address_size 64\n"
 
 

@@ -13,8 +13,6 @@ from coop_rustfatbin import loader
 from coop_rustfatbin.bundle import Bundle, LoaderError
 from cuda.bindings import driver
 
-pytestmark = pytest.mark.host
-
 
 def entry(kind: int, arch: int) -> fatbin.Entry:
     return fatbin.Entry(kind, arch, (1, 8), 0x11, 0, 64, 0, 0, 0)
