@@ -1,18 +1,14 @@
-"""Markers from the path (unit tests are ``host``, compile tests ``compile``, runtime tests ``gpu``),
-and the representative kernels: a test taking ``representative`` runs once per kernel of a small
-set that covers every operation x algorithm and every dtype, block shape and items-per-thread of
-the contracts' grid."""
+"""The representative kernels: a test taking ``representative`` runs once per kernel of a small set
+that covers every operation x algorithm and every dtype, block shape and items-per-thread of the
+contracts' grid. (Markers come from the path, in the root conftest.)"""
 
 from __future__ import annotations
 
 from math import prod
-from pathlib import Path
 
 import coop
 import pytest
 
-_HERE = Path(__file__).parent
-_MARKERS = {"unit": ("host",), "compile": ("compile",), "runtime": ("gpu",)}
 #: Kernels per operation x algorithm; 3 x 10 = 30 walk each axis of the grid at least twice.
 _PER_PAIR = 3
 
@@ -44,9 +40,3 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("representative", specs,
                              ids=[coop.kernel_symbol(s, include_block=True) for s in specs])
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if _HERE in item.path.parents:
-            for marker in _MARKERS.get(item.path.relative_to(_HERE).parts[0], ()):
-                item.add_marker(marker)
