@@ -12,6 +12,8 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from harness import caseid
@@ -22,9 +24,23 @@ from harness.fingerprint import gpu_present
 from harness.journal import final_cases, read_journal
 from harness.lanes import LANE_OUT_ENV, LANES, SANITIZER_TOOLS, lane_kind
 from harness.report.cli import register as register_report
-from harness.session import RunConfig, expectation_problems, run_worker, supervise
+from harness.session import RunConfig, expectation_problems, resolve_backends, run_worker, supervise
 
 ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+    return value
+
+
+def _shard(text: str) -> tuple[int, int]:
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 1 <= K <= N")
+    return int(k), int(n)
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -60,9 +76,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def summarize(journal: Path) -> tuple[Counter[tuple[str, str, str]], int]:
+def summarize(journals: list[Path]) -> tuple[Counter[tuple[str, str, str]], int]:
     """Counts by (contract, backend, status), and how many cases are not accepted."""
-    finals = final_cases(read_journal(journal))
+    finals = {cid: r for journal in journals for cid, r in final_cases(read_journal(journal)).items()}
     counts: Counter[tuple[str, str, str]] = Counter()
     for record in finals.values():
         contract, backend, _ = caseid.parse(record.id)
@@ -76,21 +92,30 @@ def cmd_run(args: argparse.Namespace) -> int:
         tool = config.lane.partition("-")[2]
         raise HarnessError(f"lane {config.lane} runs under compute-sanitizer: use "
                            f"`python -m harness.sanitizer lane --tool {tool}` (or `tox -e {config.lane}`)")
+    config.backends = resolve_backends(config.backends)  # before any worker starts: one clear error
     if args.ids_file:
         config.only_ids = frozenset(args.ids_file.read_text(encoding="utf-8").split())
     out = Path(os.environ.get(LANE_OUT_ENV, "reports/out"))
     journal = args.resume or args.journal or out / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-    if args.resume and not journal.exists():
-        raise HarnessError(f"{journal}: no such journal to resume")
+    shards = [replace(config, shard=(k, args.jobs)) for k in range(1, args.jobs + 1)]
+    journals = [journal] if args.jobs == 1 else [journal.with_name(f"{journal.stem}.shard{k}of{args.jobs}.jsonl")
+                                                 for k in range(1, args.jobs + 1)]
+    missing = [j for j in journals if args.resume and not j.exists()]
+    if missing:
+        raise HarnessError(f"{missing[0]}: no such journal to resume")
     if args.no_isolate:
-        run_worker(config, journal)
+        for shard, path in zip(shards, journals, strict=True):
+            run_worker(shard, path)
     else:
-        supervise(config, journal, group_timeout=args.group_timeout)
-    counts, not_accepted = summarize(journal)
-    print(f"lane {config.lane}, profile {config.profile}, journal {journal}")
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each thread watches one worker process
+            for done in [pool.submit(supervise, s, j, args.group_timeout) for s, j in zip(shards, journals,
+                                                                                        strict=True)]:
+                done.result()
+    counts, not_accepted = summarize(journals)
+    print(f"lane {config.lane}, profile {config.profile}, journal(s) {', '.join(map(str, journals))}")
     for (contract, backend, status), n in sorted(counts.items()):
         print(f"  {contract:<12} {backend:<11} {status:<15} {n:>7}")
-    problems = expectation_problems(config, journal)
+    problems = expectation_problems(config, journals)
     for problem in problems:
         print(f"expectation: {problem}", file=sys.stderr)
     total = sum(counts.values())
@@ -102,7 +127,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    config = _config(args)
+    config = replace(_config(args), shard=args.shard)
     if args.only:
         config.only_ids = frozenset(args.only.read_text(encoding="utf-8").split())
     run_worker(config, args.journal)
@@ -125,11 +150,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ids-file", type=Path, help="run only the case ids listed in this file (e.g. a re-run)")
     p.add_argument("--group-timeout", type=float, default=900.0, help="seconds without progress before Timeout")
     p.add_argument("--no-isolate", action="store_true", help="run in this process (no crash isolation)")
+    p.add_argument("--jobs", type=_positive, default=1,
+                   help="parallel workers, each a shard of the kernel groups with its own journal")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("worker", help="(internal) the worker process of a supervised run")
     _run_options(p)
     p.add_argument("--journal", type=Path, required=True)
     p.add_argument("--only", type=Path, help="file of the case ids to run")
+    p.add_argument("--shard", type=_shard, default=(1, 1), help="K/N: every N-th kernel group from the K-th")
     p.set_defaults(func=cmd_worker)
     register_report(sub)
     return parser

@@ -51,6 +51,7 @@ class RunConfig:
     max_blocks: int = 4096
     expectations: Path | None = None
     only_ids: frozenset[str] | None = None  # run just these (a re-run of chosen cases)
+    shard: tuple[int, int] = (1, 1)  # (k, n): this run takes every n-th kernel group, from the k-th
 
     def ledger(self) -> Ledger:
         exps = load_expectations(self.expectations) if self.expectations else []
@@ -58,7 +59,7 @@ class RunConfig:
 
     def worker_args(self) -> list[str]:
         args = ["--lane", self.lane, "--profile", self.profile, "--seed", str(self.seed), "--arch", self.arch,
-                "--max-blocks", str(self.max_blocks)]
+                "--max-blocks", str(self.max_blocks), "--shard", "{}/{}".format(*self.shard)]
         for backend in self.backends:
             args += ["--backend", backend]
         if self.contracts_dir is not None:
@@ -95,13 +96,14 @@ def resolve_backends(names: list[str]) -> list[str]:
 
 
 def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[str, list[Case]]]:
-    """(backend, cases of one kernel spec) in run order."""
+    """(backend, cases of one kernel spec) in run order: this shard's share of the lane."""
     groups = []
     for backend in config.backends:
         for contract in contracts:
             for _spec, cases in group_by_kernel(lane_cases(contract, backend, config.profile, config.lane)):
                 groups.append((backend, cases))
-    return groups
+    k, n = config.shard
+    return groups[k - 1::n]
 
 
 def run_worker(config: RunConfig, journal: Path) -> Counter[str]:
@@ -190,9 +192,10 @@ def _watch(proc: subprocess.Popen[bytes], journal: Path, timeout: float) -> bool
     return False
 
 
-def expectation_problems(config: RunConfig, journal: Path) -> list[str]:
-    """Expired or unmatched expectations, judged over every case the journal holds."""
+def expectation_problems(config: RunConfig, journals: list[Path]) -> list[str]:
+    """Expired or unmatched expectations, judged over every case the journals hold."""
     ledger = config.ledger()
-    for case_id in final_cases(read_journal(journal)):
-        ledger.match(case_id)
+    for journal in journals:
+        for case_id in final_cases(read_journal(journal)):
+            ledger.match(case_id)
     return ledger.problems()
