@@ -155,7 +155,8 @@ def _ended(journal: Path) -> bool:
 def supervise(config: RunConfig, journal: Path, group_timeout: float = 900.0, max_restarts: int = 50) -> None:
     """Run the lane in child processes until it ends; a dead or silent child costs one group."""
     restarts = 0
-    cmd = [sys.executable, "-m", "harness", "worker", *config.worker_args(), "--journal", str(journal),
+    python = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]  # keep a -P run off the source tree
+    cmd = [*python, "-m", "harness", "worker", *config.worker_args(), "--journal", str(journal),
            *config.write_only_ids(journal.with_suffix(".ids"))]
     while True:
         proc = subprocess.Popen(cmd)

@@ -1,0 +1,23 @@
+"""racecheck bites: it reports the transpose without its barrier and passes the real one
+(``tests/mutants.py`` under compute-sanitizer; the simulator cannot show a race, hence ``gpu``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.sanitizer.probe import run_under
+
+MUTANTS = Path(__file__).parent.parent / "mutants.py"
+pytestmark = pytest.mark.gpu
+
+
+def test_racecheck_reports_the_transpose_without_its_barrier() -> None:
+    probe = run_under("racecheck", MUTANTS, "racy")
+    assert probe.reported, probe.output[-4000:]
+
+
+def test_racecheck_passes_the_real_transpose() -> None:
+    probe = run_under("racecheck", MUTANTS, "control")
+    assert probe.clean, probe.output[-4000:]
