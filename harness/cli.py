@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(p)
     p.add_argument("--journal", type=Path, required=True)
     p.add_argument("--only", type=Path, help="file of the case ids to run")
-    p.add_argument("--shard", type=_shard, default=(1, 1), help="K/N: every N-th kernel group from the K-th")
+    p.add_argument("--shard", type=_shard, default=(1, 1), help="K/N: the K-th of N slices of the kernel groups")
     p.set_defaults(func=cmd_worker)
     register_report(sub)
     return parser

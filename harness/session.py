@@ -96,14 +96,19 @@ def resolve_backends(names: list[str]) -> list[str]:
 
 
 def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[str, list[Case]]]:
-    """(backend, cases of one kernel spec) in run order: this shard's share of the lane."""
+    """(backend, cases of one kernel spec) in run order: this shard's share of the lane.
+
+    A shard takes a contiguous k-th slice of each backend's groups per contract: neighbouring kernel
+    points share most compile-time parameters, so a backend whose kernels ignore some axis (numba's
+    ignore the block shape) still compiles each kernel in about one shard, not in all of them.
+    """
+    k, n = config.shard
     groups = []
     for backend in config.backends:
         for contract in contracts:
-            for _spec, cases in group_by_kernel(lane_cases(contract, backend, config.profile, config.lane)):
-                groups.append((backend, cases))
-    k, n = config.shard
-    return groups[k - 1::n]
+            mine = list(group_by_kernel(lane_cases(contract, backend, config.profile, config.lane)))
+            groups += [(backend, cases) for _spec, cases in mine[(k - 1) * len(mine) // n:k * len(mine) // n]]
+    return groups
 
 
 def run_worker(config: RunConfig, journal: Path) -> Counter[str]:
