@@ -16,7 +16,8 @@ from wheels.qualify import make_venv, qualify
 
 def installed(python: Path) -> list[str]:
     code = "import importlib.metadata as m; print(*sorted(d.metadata['Name'] for d in m.distributions()))"
-    return subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    # -I: the working directory (a source checkout may hold an .egg-info) must not count as installed
+    return subprocess.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True).stdout.split()
 
 
 def test_install_puts_exactly_the_wheels_in(dist_copy: Path, tmp_path: Path) -> None:
