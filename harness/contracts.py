@@ -8,6 +8,7 @@ was expected.
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -22,6 +23,7 @@ from coop.vocabulary import STATIC_RULES
 from harness.errors import ContractError
 
 KERNEL_AXES = ("dtype", "block", "ipt", "alg")
+CONTRACTS_ENV = "COOP_CONTRACTS"
 #: Data files of the contracts folder that are not contracts.
 NOT_CONTRACTS = ("coverage", "expectations", "nightly")
 
@@ -174,13 +176,15 @@ def parse_block(text: str) -> tuple[int, ...]:
 
 
 def contracts_dir() -> Path:
-    """The shipped contracts/ folder: next to the source tree, or given by COOP_CONTRACTS."""
-    import os
+    """The contracts folder: ``$COOP_CONTRACTS``, else the source checkout's, else ``./contracts``.
 
-    env = os.environ.get("COOP_CONTRACTS")
+    An installed harness has no checkout beside it, so lanes that run it name the folder.
+    """
+    env = os.environ.get(CONTRACTS_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "contracts"
+    beside = Path(__file__).resolve().parent.parent / "contracts"
+    return beside if beside.is_dir() else Path("contracts").resolve()
 
 
 def load_contracts(directory: Path | None = None) -> list[Contract]:
