@@ -48,19 +48,14 @@ def coop_control_uninit_read(src, out):
 
 
 @cuda.jit
-def coop_control_divergent_barrier(out):
-    # Even and odd lanes of each warp wait at two different __syncthreads while all of them are
-    # alive (no lane exits first, unlike ``if t < n: syncthreads()``, which synccheck lets pass).
-    # The branches differ before and after their barrier so that no compiler merges the two.
+def coop_control_bad_syncwarp_mask(out):
+    # Every lane calls __syncwarp with a mask that names only the lower half of its warp, so the
+    # upper lanes pass a mask without their own bit: synccheck reports invalid arguments. (Two
+    # different __syncthreads in divergent code, the textbook case, hung the H200 under synccheck.)
     t = cuda.threadIdx.x
-    if t % 2 == 0:
-        out[t] = 1
-        cuda.syncthreads()
-        out[t] += 10
-    else:
-        out[t] = 2
-        cuda.syncthreads()
-        out[t] *= 3
+    out[t] = t
+    cuda.syncwarp(0x0000FFFF)
+    out[t] += 1
 
 
 def _shared_race() -> None:
@@ -81,9 +76,9 @@ def _uninit_read() -> None:
     out.copy_to_host()
 
 
-def _divergent_barrier() -> None:
+def _bad_syncwarp_mask() -> None:
     out = cuda.device_array(2 * WARP, np.int32)
-    coop_control_divergent_barrier[1, 2 * WARP](out)
+    coop_control_bad_syncwarp_mask[1, 2 * WARP](out)
     out.copy_to_host()
 
 
@@ -92,5 +87,5 @@ LAUNCHERS: dict[str, Callable[[], None]] = {
     "racecheck": _shared_race,
     "memcheck": _oob_write,
     "initcheck": _uninit_read,
-    "synccheck": _divergent_barrier,
+    "synccheck": _bad_syncwarp_mask,
 }

@@ -41,8 +41,8 @@ CONTROLS: dict[str, Control] = {c.tool: c for c in (
             "one thread more than an exact-size global array has elements writes its element"),
     Control("control/initcheck/uninit-global-read", "coop_control_uninit_read",
             "a kernel reads a global array that was allocated and never written"),
-    Control("control/synccheck/divergent-barrier", "coop_control_divergent_barrier",
-            "even and odd lanes of every warp wait, all alive, at two different __syncthreads"),
+    Control("control/synccheck/bad-syncwarp-mask", "coop_control_bad_syncwarp_mask",
+            "every lane of a warp calls __syncwarp with a mask holding only the lower 16 lanes"),
 )}
 
 

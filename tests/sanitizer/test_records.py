@@ -41,7 +41,7 @@ def test_racecheck_analysis_has_no_block() -> None:
 
 @pytest.mark.parametrize(("name", "kind", "symbol"), [
     ("initcheck.xml", "Initcheck", "coop_control_uninit_read"),
-    ("synccheck.xml", "Synccheck", "coop_control_divergent_barrier"),
+    ("synccheck.xml", "Synccheck", "coop_control_bad_syncwarp_mask"),
 ])
 def test_initcheck_and_synccheck_records(name: str, kind: str, symbol: str) -> None:
     (record,) = parse_file(RECORDED / name)
