@@ -18,6 +18,8 @@ from numba import cuda, int32
 from numba.cuda.cudadrv.driver import CudaAPIError
 
 WARP = 32
+#: A global, so numba sees the shared array's size as a constant (``2 * WARP`` inline is not one).
+RACE_ITEMS = 2 * WARP
 #: What a control's launch raises when the sanitizer ends the planted kernel (its XML is the verdict).
 LaunchError = CudaAPIError
 
@@ -26,10 +28,10 @@ LaunchError = CudaAPIError
 def coop_control_shared_race(out):
     # Two warps: each thread writes its slot, then reads the slot of the thread 32 away (the
     # other warp) with no barrier between: read-after-write hazards across warps (Error level).
-    buf = cuda.shared.array(2 * WARP, int32)
+    buf = cuda.shared.array(RACE_ITEMS, int32)
     t = cuda.threadIdx.x
     buf[t] = t
-    out[t] = buf[(t + WARP) % (2 * WARP)]
+    out[t] = buf[(t + WARP) % RACE_ITEMS]
 
 
 @cuda.jit
