@@ -49,7 +49,12 @@ class Source:
 
     @classmethod
     def of(cls, path: Path) -> Source:
-        return cls(path, str(path))
+        """Shown relative to the working directory when inside it: a report names no machine paths."""
+        try:
+            shown = path.resolve().relative_to(Path.cwd().resolve())
+        except ValueError:
+            shown = path
+        return cls(path, str(shown))
 
 
 @dataclass(frozen=True)
