@@ -1,6 +1,11 @@
-"""Markers from the path (a test's folder says what it needs), so lanes select by marker, not by name."""
+"""Markers from the path (a test's folder says what it needs), so lanes select by marker, not by name;
+and the fixtures every backend's tests share."""
 
 from __future__ import annotations
+
+import importlib.util
+from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -15,3 +20,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             folder = parts[parts.index("tests") + 1] if parts.index("tests") + 1 < len(parts) else ""
             if folder in FOLDER_MARKERS:
                 item.add_marker(FOLDER_MARKERS[folder])
+
+
+@pytest.fixture(scope="session")
+def resources() -> dict[str, tuple[dict[str, Any], ...]]:
+    """operation -> the resource rules of its shipped contract."""
+    from harness.contracts import load_contracts
+
+    return {contract.operation: contract.resources for contract in load_contracts()}
+
+
+@pytest.fixture(scope="module")
+def mutants(request: pytest.FixtureRequest) -> ModuleType:
+    """The requesting backend's ``tests/mutants.py`` (also a script for the GPU), loaded by path."""
+    tests = next(p for p in request.path.parents if p.name == "tests")
+    spec = importlib.util.spec_from_file_location(f"coop_{tests.parent.name}_mutants", tests / "mutants.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -3,10 +3,7 @@ kernel key), its inspection reports, and the contracts' resource tables."""
 
 from __future__ import annotations
 
-import importlib.util
 from functools import cache
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import coop
@@ -32,22 +29,3 @@ def inspect(adapter: CutlassAdapter) -> Any:
         return inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=ARCH)))
 
     return report
-
-
-@pytest.fixture(scope="session")
-def resources() -> dict[str, tuple[dict[str, Any], ...]]:
-    """operation -> the resource rules of its shipped contract."""
-    from harness.contracts import load_contracts
-
-    return {contract.operation: contract.resources for contract in load_contracts()}
-
-
-@pytest.fixture(scope="session")
-def mutants() -> ModuleType:
-    """``tests/mutants.py``, which is also a script, loaded by path."""
-    path = Path(__file__).parent.parent / "mutants.py"
-    spec = importlib.util.spec_from_file_location("coop_cutlass_mutants", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
