@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
@@ -20,6 +19,7 @@ import coop
 import jsonschema
 from coop.vocabulary import STATIC_RULES
 
+from harness.datafile import read_toml
 from harness.errors import ContractError
 
 KERNEL_AXES = ("dtype", "block", "ipt", "alg")
@@ -98,12 +98,7 @@ def _fail(path: Path, where: str, what: str) -> ContractError:
 
 def load_contract(path: Path) -> Contract:
     """Read and validate one contract file."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ContractError(f"{path}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ContractError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, ContractError)
     errors = sorted(
         jsonschema.Draft202012Validator(_schema()).iter_errors(data),
         key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),

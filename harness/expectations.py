@@ -8,12 +8,12 @@ run they apply to are errors, listed together.
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from harness import caseid
+from harness.datafile import read_toml
 from harness.errors import ExpectationError
 from harness.journal import CaseRecord
 from harness.statuses import Status
@@ -37,10 +37,7 @@ class Expectation:
 
 def load_expectations(path: Path) -> list[Expectation]:
     """Parse and validate ``path``; every problem names the entry and the field."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ExpectationError(f"{path}: {exc}") from None
+    data = read_toml(path, ExpectationError)
     if data.get("schema") != 1:
         raise ExpectationError(f"{path}: schema: expected 1")
     found = []

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import caseid
+from harness.datafile import read_json
 from harness.errors import CaseIdError
 from harness.report.errors import ReportError
 from harness.report.verdicts import SEVERITY, Lane
@@ -121,12 +122,7 @@ Verdicts = dict[str, dict[str, tuple[Status, bool]]]
 
 
 def read_baseline(path: Path) -> Verdicts:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read the baseline: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}: the baseline is not JSON: {exc}") from None
+    doc = read_json(path, ReportError)
     if not isinstance(doc, dict) or doc.get("kind") != KIND or doc.get("schema") != SCHEMA:
         raise ReportError(f"{path}: not a schema-{SCHEMA} {KIND} file (write one with `baseline`)")
     out: Verdicts = {}

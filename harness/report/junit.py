@@ -48,7 +48,7 @@ def junit_suite(lane: Lane) -> TestSuite:
     for record in sorted(lane.cases.values(), key=lambda r: r.id):
         # append, not add_testcase: that one scans the suite for a duplicate first, which made a
         # full-profile lane (183k cases per backend) quadratic; case ids are unique by construction.
-        out.append(junit_case(record))
+        out.append(junit_case(record))  # type: ignore[no-untyped-call]  # junitparser is untyped here
     out.update_statistics()  # type: ignore[no-untyped-call]  # junitparser is untyped here
     return out
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import itertools
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.datafile import read_toml
 from harness.report.command import check_template
 from harness.report.errors import ReportError
 
@@ -165,12 +165,7 @@ def _exclusion(path: Path, index: int, raw: Any, axes: dict[str, tuple[Value, ..
 
 
 def load_matrix(path: Path) -> Matrix:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ReportError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, ReportError)
     unknown = set(data) - {"schema", "description", "command", "timeout_s", "axes", "exclude"}
     if unknown:
         raise _fail(path, "(top level)", f"unknown keys {sorted(unknown)}")

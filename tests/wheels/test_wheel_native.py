@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 
+from tests.wheels.memory import tiny_plug_wheel
 from wheels import WheelsError
 from wheels.native import native_builds
 from wheels.wheelfile import Wheel
@@ -18,22 +18,14 @@ FATBIN = b"device code"
 GOOD = {"tools": {"ptxas": "13.0"}, "capabilities": [{"arch": "sm_90"}], "sha256": hashlib.sha256(FATBIN).hexdigest()}
 
 
-def wheel(members: dict[str, bytes]) -> Wheel:
-    return Wheel(
-        Path("tiny_plug-2.0-py3-none-any.whl"),
-        "tiny-plug",  # type: ignore[arg-type]
-        "2.0",
-        {PurePosixPath(path): blob for path, blob in members.items()},
-        PurePosixPath("tiny_plug-2.0.dist-info"),
-    )
 
 
 def with_manifest(document: Any) -> Wheel:
-    return wheel({"tiny_plug/k.fatbin": FATBIN, "tiny_plug/k.json": json.dumps(document).encode()})
+    return tiny_plug_wheel({"tiny_plug/k.fatbin": FATBIN, "tiny_plug/k.json": json.dumps(document).encode()})
 
 
 def test_a_wheel_without_device_code_has_none() -> None:
-    assert native_builds(wheel({"tiny_plug/__init__.py": b"", "tiny_plug/data.json": b"{}"})) == []
+    assert native_builds(tiny_plug_wheel({"tiny_plug/__init__.py": b"", "tiny_plug/data.json": b"{}"})) == []
 
 
 def test_the_build_manifest_is_summarized() -> None:
@@ -57,7 +49,7 @@ def test_the_build_manifest_is_summarized() -> None:
 )
 def test_a_missing_or_unreadable_manifest_is_named(members: dict[str, bytes], message: str) -> None:
     with pytest.raises(WheelsError, match=re.escape(f"tiny_plug-2.0-py3-none-any.whl: {message}")):
-        native_builds(wheel(members))
+        native_builds(tiny_plug_wheel(members))
 
 
 @pytest.mark.parametrize(
