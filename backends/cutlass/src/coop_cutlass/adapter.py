@@ -14,19 +14,23 @@ import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import coop
-import numpy as np
 
 from coop_cutlass import REQUIRES
 from coop_cutlass.cache import ArtifactCache, default_root
 from coop_cutlass.plan import spec_plan
 
+if TYPE_CHECKING:
+    import numpy as np
+
 #: Keep the DSL's PTX/cubin dumps here (one folder per arch and kernel) instead of a temporary folder.
 DUMP_DIR_ENV = "COOP_CUTLASS_DUMP_DIR"
 #: Launches also allocate and copy through the CUDA runtime bindings.
 LAUNCH_REQUIRES = {**REQUIRES, "cuda": "cuda-bindings"}
+#: What activation checks: the DSL, the CUDA bindings it launches through, and numpy for batches.
+ACTIVATION_REQUIRES = {**LAUNCH_REQUIRES, "numpy": "numpy"}
 #: Byte the Load output starts as, so a slot the kernel never writes shows.
 UNWRITTEN = 0xA5
 
@@ -70,6 +74,7 @@ class CutlassAdapter:
     def __init__(self, *, disk_cache: bool | Path = True) -> None:
         """``disk_cache``: True for the configured folder (``COOP_CUTLASS_CACHE_DIR``), a path for
         that folder, False for none."""
+        coop.require(self.name, ACTIVATION_REQUIRES)  # a clear refusal now, not an ImportError later
         self._compiled: dict[tuple[Hashable, str], CompiledKernel] = {}
         root = disk_cache if isinstance(disk_cache, Path) else default_root() if disk_cache else None
         self._disk = ArtifactCache(root) if root is not None else None
@@ -169,6 +174,8 @@ class CutlassAdapter:
 
 def _launch_arrays(spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch) -> dict[str, np.ndarray]:
     """The kernel's arrays by parameter name, checked against the ABI's sizes and dtypes."""
+    import numpy as np
+
     n, tile, region = batch.n_blocks, spec.tile, batch.region
     if spec.operation == "block.load":
         if not isinstance(batch, coop.LoadBatch):
@@ -188,6 +195,8 @@ def _launch_arrays(spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatc
 
 
 def _checked(name: str, array: Any, dtype: str, size: int) -> np.ndarray:
+    import numpy as np
+
     host = np.asarray(array)
     if host.dtype != np.dtype(dtype) or host.shape != (size,):
         raise ValueError(f"batch.{name}: expected {dtype}[{size}] (got {host.dtype}{list(host.shape)})")

@@ -16,7 +16,7 @@ __all__ = ["REQUIRES", "block_load", "block_store", "shared_bytes"]
 __version__ = "0.1.0"
 
 #: Top-level modules the device code imports -> the distributions that provide them.
-REQUIRES = {"numba": "numba", "numba_cuda": "numba-cuda"}
+REQUIRES = {"numba": "numba", "numba_cuda": "numba-cuda", "numpy": "numpy"}
 
 
 def __getattr__(name: str) -> Any:

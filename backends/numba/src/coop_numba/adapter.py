@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from coop import Artifacts, KernelSpec, LoadBatch, StoreBatch, check_static, require
 
 from coop_numba import REQUIRES
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
@@ -94,6 +96,7 @@ class NumbaAdapter:
         return SIMULATED or bool(cuda.is_available())
 
     def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
+        import numpy as np
         from numba import cuda
 
         from coop_numba.blockio import shared_bytes
@@ -120,6 +123,7 @@ class NumbaAdapter:
 
 
 def _device(array: Any, dtype: np.dtype[Any] | type) -> Any:
+    import numpy as np
     from numba import cuda
 
     return cuda.to_device(np.ascontiguousarray(array, dtype=dtype))

@@ -34,6 +34,7 @@ class RustFatbinAdapter:
     name = "rustfatbin"
 
     def __init__(self, fatbin: Path | None = None) -> None:
+        coop.require(self.name, {"cuda": "cuda-bindings"})  # the loader's driver API, checked at activation
         self._fatbin = fatbin
         self._bundle: Bundle | None = None
         self._module: Any = None
