@@ -10,7 +10,7 @@ import hashlib
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 import coop
@@ -39,7 +39,7 @@ class Case:
     params: tuple[tuple[str, Any], ...]
     reject: RejectCase | None = None
 
-    @property
+    @cached_property  # read many times per case (seed, journal, judging); rendering checks every value
     def id(self) -> str:
         return caseid.render(self.contract.id, self.backend, list(self.params))
 

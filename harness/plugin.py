@@ -23,7 +23,7 @@ from harness.engine import Engine
 from harness.errors import CaseIdError
 from harness.journal import CaseRecord, EndRecord, JournalWriter, SessionRecord
 from harness.lanes import lane_cases
-from harness.session import RunConfig, kernel_id, resolve_backends
+from harness.session import RunConfig, resolve_backends
 from harness.statuses import Status
 
 SETTINGS = pytest.StashKey[tuple[RunConfig, Path | None]]()
@@ -69,17 +69,13 @@ class CaseRunner:
         found = [c for contract in load_contracts(self.config.contracts_dir) for backend in self.config.backends
                  for c in lane_cases(contract, backend, self.config.profile, self.config.lane)]
         for case in found:
-            self.groups.setdefault(self._group(case), []).append(case)
+            self.groups.setdefault(kernel_scope(case.id), []).append(case)
         return found
-
-    @staticmethod
-    def _group(case: Case) -> str:
-        return f"{kernel_id(case)}#{case['reject']}" if case.reject else kernel_id(case)
 
     def verdict(self, case: Case) -> CaseRecord:
         if case.id not in self.verdicts:
             engine = self._engine(case.backend)
-            for record in engine.run_group(case.spec, self.groups[self._group(case)]):
+            for record in engine.run_group(case.spec, self.groups[kernel_scope(case.id)]):
                 self.verdicts[record.id] = record
         return self.verdicts[case.id]
 
