@@ -6,7 +6,7 @@
     key      = [a-z][a-z0-9_]*
     value    = 1*[A-Za-z0-9_.+-]          ; ints are written in decimal, bools as true/false
 
-Example: ``block.load/numba/dtype=int32,block=16x8,ipt=4,alg=striped,valid=partial,oob=none,offset=zero``.
+Example: ``block.load/numba/dtype=int32,block=16x8,ipt=4,alg=striped,valid=threads+1,oob=none,offset=zero``.
 The id keys the journal, expectations, JUnit, sanitizer attribution and history.
 """
 

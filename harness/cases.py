@@ -14,19 +14,22 @@ from functools import cache, cached_property
 from typing import Any
 
 import coop
+import numpy as np
 from coop.vocabulary import STATIC_RULES
 
 from harness import caseid
+from harness.boundaries import valid_value
 from harness.contracts import Contract, RejectCase, parse_block
 from harness.errors import CaseIdError
 
-PROFILES = ("full", "pr")
+PROFILES = ("full", "pr", "smoke")
+#: Covering strength per sub-profile: pr holds every pair of values of every two kernel axes, smoke every
+#: value of every kernel axis (for the slow host executors: numba's CUDA simulator runs a thread a time).
+COVERING = {"pr": 2, "smoke": 1}
 #: The global seed unless a run names another; every case seed derives from it and the case id.
 DEFAULT_SEED = 20261129
 #: Element offsets of the offset classes: 32 elements is 16-byte aligned for every dtype.
 OFFSET_ELEMENTS = {"zero": 0, "aligned": 32, "misaligned": 1}
-#: Pairs of kernel axes the ``pr`` profile covers completely (valid classes ride in every launch).
-PR_PAIRS = (("alg", "dtype"), ("alg", "block"), ("alg", "ipt"))
 STATIC_KEYS = ("static_valid_items", "static_offset", "store_oob_default")
 
 
@@ -65,18 +68,40 @@ class Case:
         digest = hashlib.sha256(f"{global_seed}:{self.id}".encode()).digest()
         return int.from_bytes(digest[:8], "little")
 
-    def valid_items(self, global_seed: int) -> int:
-        tile = self.spec.tile
-        cls = self["valid"]
-        if cls == "partial":
-            return 1 + self.seed(global_seed) % max(tile - 2, 1) if tile > 2 else min(1, tile)
-        return {"full": tile, "zero": 0, "one": min(1, tile), "tile-1": max(tile - 1, 0)}[cls]
+    def valid_items(self) -> int:
+        """The case's valid_items: its boundary's value in this kernel point (see :func:`valid_value`)."""
+        return valid_value(self["valid"], self.spec, self.point_key)
+
+    @property
+    def point_key(self) -> str:
+        """The kernel point without the backend: it seeds the same case values on every backend."""
+        return self.contract.id + ":" + ",".join(f"{k}={v}" for k, v in self.params if k in self.contract.kernel_axes)
+
+    @cached_property
+    def kernel_id(self) -> str:
+        """The id of the case's kernel point (its kernel-axis prefix): the id of its group."""
+        kernel = [(k, v) for k, v in self.params if k in self.contract.kernel_axes]
+        return caseid.render(self.contract.id, self.backend, kernel)
 
     def offset(self) -> int:
         return OFFSET_ELEMENTS[self["offset"]]
 
     def has_oob(self) -> bool:
         return dict(self.params).get("oob") == "value"
+
+
+def point_valid_names(contract: Contract, point: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
+    """The valid names one kernel point runs: those inside [0, tile], the first name per distinct value."""
+    probe = Case(contract, "_", point)
+    spec, key = probe.spec, probe.point_key
+    seen: set[int] = set()
+    kept = []
+    for name in contract.axes.get("valid", ()):
+        value = valid_value(name, spec, key)
+        if 0 <= value <= spec.tile and value not in seen:
+            seen.add(value)
+            kept.append(name)
+    return tuple(kept)
 
 
 def _kernel_ok(contract: Contract, point: dict[str, Any]) -> bool:
@@ -108,36 +133,43 @@ def kernel_points(contract: Contract, profile: str) -> tuple[tuple[tuple[str, An
     grid = [tuple(zip(axes, values, strict=True))
             for values in itertools.product(*(contract.axes[a] for a in axes))]
     grid = [p for p in grid if _kernel_ok(contract, dict(p))]
-    return tuple(grid if profile == "full" else _covering(grid, contract))
+    return tuple(grid if profile == "full" else _covering(grid, COVERING[profile]))
 
 
-def _pairs(point: dict[str, Any]) -> set[tuple[str, Any, str, Any]]:
-    return {(a, point[a], b, point[b]) for a, b in PR_PAIRS}
-
-
-def _covering(grid: list[tuple[tuple[str, Any], ...]], contract: Contract) -> list[tuple[tuple[str, Any], ...]]:
-    """Greedy deterministic covering of ``PR_PAIRS`` over the valid grid (first best wins)."""
-    dicts = [dict(p) for p in grid]
-    wanted = set().union(*(_pairs(d) for d in dicts))
+def _covering(grid: list[tuple[tuple[str, Any], ...]], strength: int) -> list[tuple[tuple[str, Any], ...]]:
+    """A greedy deterministic covering of every combination of ``strength`` kernel axes' values that some
+    valid kernel point holds (all-pairs for 2): each step takes the first point covering the most uncovered."""
+    pair_index: dict[tuple[Any, ...], int] = {}
+    point_pairs = []
+    for point in grid:
+        values = [v for _, v in point]
+        point_pairs.append([pair_index.setdefault((*axes, *(values[i] for i in axes)), len(pair_index))
+                            for axes in itertools.combinations(range(len(values)), strength)])
+    pairs = np.array(point_pairs, dtype=np.int64)
+    uncovered = np.ones(len(pair_index), dtype=bool)
     chosen: list[tuple[tuple[str, Any], ...]] = []
-    while wanted:
-        best = max(range(len(grid)), key=lambda i: (len(_pairs(dicts[i]) & wanted), -i))
-        wanted -= _pairs(dicts[best])
+    while uncovered.any():
+        best = int(np.argmax(uncovered[pairs].sum(axis=1)))  # argmax: the first of the best
+        uncovered[pairs[best]] = False
         chosen.append(grid[best])
     return chosen
 
 
 def expand(contract: Contract, backend: str, profile: str) -> list[Case]:
     """Every case of one contract for one backend and profile, rejections included."""
-    cases: list[Case] = []
-    case_axes = contract.case_axes
-    for point in kernel_points(contract, profile):
-        for values in itertools.product(*(contract.axes[a] for a in case_axes)):
-            cases.append(Case(contract, backend, point + tuple(zip(case_axes, values, strict=True))))
+    cases = [case for point in kernel_points(contract, profile) for case in point_cases(contract, backend, point)]
     for rej in contract.rejects:
         cases.append(reject_case(contract, backend, rej))
     _check_unique(cases, contract)
     return cases
+
+
+def point_cases(contract: Contract, backend: str, point: tuple[tuple[str, Any], ...]) -> list[Case]:
+    """The run cases of one kernel point: every combination of its case-axis values."""
+    case_axes = contract.case_axes
+    axes = [point_valid_names(contract, point) if a == "valid" else contract.axes[a] for a in case_axes]
+    return [Case(contract, backend, point + tuple(zip(case_axes, values, strict=True)))
+            for values in itertools.product(*axes)]
 
 
 def reject_case(contract: Contract, backend: str, rej: RejectCase) -> Case:
@@ -184,6 +216,10 @@ def case_from_id(case_id: str, contracts: Iterable[Contract]) -> Case:
             raise CaseIdError(f"{case_id!r}: parameters must be {','.join(contract.kernel_axes)} (a kernel "
                               f"check) or {','.join(contract.axis_order)} (a run case), in the contract's axis order")
         case = Case(contract, backend, tuple(typed))
+        point = case.params[:len(contract.kernel_axes)]
+        if "valid" in text and text["valid"] not in point_valid_names(contract, point):
+            raise CaseIdError(f"{case_id!r}: valid={text['valid']} does not exist in this kernel point (tile "
+                              f"{case.spec.tile}: outside [0, tile], or the value of an earlier name)")
     if case.id != case_id:
         raise CaseIdError(f"{case_id!r}: parameters out of the contract's axis order ({case.id})")
     return case

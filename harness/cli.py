@@ -17,23 +17,24 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness import caseid
-from harness.cases import DEFAULT_SEED, PROFILES, expand, kernel_points
+from harness.cases import DEFAULT_SEED, PROFILES, expand, group_by_kernel, kernel_points
 from harness.contracts import contracts_dir, load_contracts
 from harness.errors import HarnessError
 from harness.fingerprint import gpu_present
 from harness.journal import final_cases, read_journal
 from harness.lanes import LANE_OUT_ENV, LANES, SANITIZER_TOOLS, lane_kind
+from harness.oracles.block_load_store import blocks_per_case
 from harness.report.cli import register as register_report
-from harness.session import RunConfig, expectation_problems, resolve_backends, run_worker, supervise
+from harness.session import (
+    RunConfig,
+    expectation_problems,
+    positive_int,
+    resolve_backends,
+    run_worker,
+    supervise,
+)
 
 ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
-    return value
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -49,7 +50,8 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", action="append", default=[], help="repeatable; default: every installed one")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="global seed; case seeds derive from it")
     parser.add_argument("--arch", default="sm_90")
-    parser.add_argument("--max-blocks", type=int, default=4096, help="blocks per launch (lower under racecheck)")
+    parser.add_argument("--max-blocks", type=positive_int, default=4096,
+                        help="blocks per launch, at least 1 (lower under racecheck)")
     parser.add_argument("--contracts", type=Path, help="contracts folder (default: the project's contracts/)")
     parser.add_argument("--expectations", type=Path, help="default: expectations.toml in the contracts folder")
 
@@ -67,9 +69,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     for contract in contracts:
         for profile in PROFILES:
             cases = expand(contract, "backend", profile)
-            runs = sum(1 for c in cases if c.reject is None)
-            print(f"{contract.id:<12} {profile:<4}  {len(kernel_points(contract, profile)):>5} kernel points  "
-                  f"{runs:>7} run cases  {len(contract.rejects):>2} reject cases  (per backend)")
+            runs = [c for c in cases if c.reject is None]
+            blocks = sum(len(group) * blocks_per_case(spec) for spec, group in group_by_kernel(runs))
+            print(f"{contract.id:<12} {profile:<5} {len(kernel_points(contract, profile)):>5} kernel points  "
+                  f"{len(runs):>7} run cases in {blocks:>8} blocks  {len(contract.rejects):>2} reject cases  "
+                  "(per backend)")
             if args.ids and profile == args.profile:
                 for case in cases:
                     print("  " + case.id)
@@ -150,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ids-file", type=Path, help="run only the case ids listed in this file (e.g. a re-run)")
     p.add_argument("--group-timeout", type=float, default=900.0, help="seconds without progress before Timeout")
     p.add_argument("--no-isolate", action="store_true", help="run in this process (no crash isolation)")
-    p.add_argument("--jobs", type=_positive, default=1,
+    p.add_argument("--jobs", type=positive_int, default=1,
                    help="parallel workers, each a shard of the kernel groups with its own journal")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("worker", help="(internal) the worker process of a supervised run")

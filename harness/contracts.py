@@ -19,8 +19,10 @@ import coop
 import jsonschema
 from coop.vocabulary import STATIC_RULES
 
+from harness.boundaries import RANDOM_VALID, VALID_BOUNDARIES
 from harness.datafile import read_toml
 from harness.errors import ContractError
+from harness.oracles.diagnose import DIAGNOSES
 
 KERNEL_AXES = ("dtype", "block", "ipt", "alg")
 CONTRACTS_ENV = "COOP_CONTRACTS"
@@ -45,6 +47,7 @@ class Rule:
     text: str
     check: str
     when: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    matches: tuple[str, ...] = ()  # the oracle's diagnoses (known wrong implementations) this rule explains
 
     def applies(self, params: dict[str, Any]) -> bool:
         return all(params.get(axis) in values for axis, values in self.when.items())
@@ -82,6 +85,9 @@ def _schema() -> dict[str, Any]:
     schema["$defs"]["dtype"] = {"enum": list(coop.DTYPES)}
     schema["$defs"]["algorithm"] = {"enum": list(coop.ALGORITHMS)}
     schema["$defs"]["static_rule"] = {"enum": sorted(STATIC_RULES)}
+    schema["$defs"]["valid_name"] = {"anyOf": [{"enum": list(VALID_BOUNDARIES)},
+                                               {"type": "string", "pattern": RANDOM_VALID.pattern}]}
+    schema["$defs"]["diagnosis"] = {"enum": list(DIAGNOSES)}
     return schema
 
 
@@ -141,7 +147,8 @@ def _rule(path: Path, index: int, rule: dict[str, Any], axes: dict[str, list[Any
         unknown = [v for v in values if axis not in axes or v not in axes[axis]]
         if unknown:
             raise _fail(path, f"rules[{index}].when.{axis}", f"{unknown} are not values of a contract axis")
-    return Rule(rule["name"], rule["text"], rule["check"], {k: tuple(v) for k, v in when.items()})
+    return Rule(rule["name"], rule["text"], rule["check"], {k: tuple(v) for k, v in when.items()},
+                tuple(rule.get("matches", ())))
 
 
 def _check_reject(path: Path, index: int, operation: str, rej: dict[str, Any]) -> None:

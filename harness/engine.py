@@ -10,12 +10,13 @@ import time
 import traceback
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import coop
-import numpy as np
 
 from harness.cases import Case
+from harness.errors import HarnessError
 from harness.journal import CaseRecord, LaunchRecord, Record
 from harness.lanes import LANES, is_run_case, lane_kind
 from harness.oracles import block_load_store as oracle
@@ -26,6 +27,16 @@ Emit = Callable[[Record], None]
 
 def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _where(exc: BaseException) -> str:
+    """The error and the harness line that raised it (module path from the package, not the machine's)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return _one_line(exc)
+    path = Path(frames[-1].filename)
+    parts = path.parts[path.parts.index("harness"):] if "harness" in path.parts else (path.name,)
+    return f"{_one_line(exc)} (at {'/'.join(parts)}:{frames[-1].lineno})"
 
 
 @dataclass
@@ -45,12 +56,33 @@ class Engine:
     _launches: int = 0
 
     def run_group(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
-        """Verdicts for every case of one kernel spec (rejections may share the spec's kernel point)."""
+        """Verdicts for every case of one kernel spec (rejections may share the spec's kernel point).
+
+        Only what the adapter itself does becomes a verdict: an error of the harness (its oracle, its
+        inspectors, its inputs) is a :class:`HarnessError` naming the group, and nothing is recorded.
+        """
+        try:
+            records = self._verdicts(spec, cases)
+        except HarnessError:
+            raise
+        except Exception as exc:
+            raise HarnessError(f"{cases[0].kernel_id}: the harness failed on this group (no verdict charged to "
+                               f"{self.adapter.name}): {_where(exc)}") from exc
+        records = [self.resolve(r) for r in records]
+        for record in records:
+            self.emit(record)
+        return records
+
+    def _verdicts(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         records = [self._reject(c) for c in cases if c.reject is not None]
         rest = [c for c in cases if c.reject is None]
         if rest:
             started = time.perf_counter()
-            reason = self.adapter.unsupported_reason(spec)
+            try:
+                reason = self.adapter.unsupported_reason(spec)
+            except Exception as exc:
+                return records + [self._record(c, Status.CRASH, f"unsupported_reason failed: {_one_line(exc)}")
+                                  for c in rest]
             if reason is not None:
                 verdicts = [self._record(c, Status.NOT_SUPPORTED, reason) for c in rest]
             elif LANES[lane_kind(self.lane)]:
@@ -59,9 +91,6 @@ class Engine:
                 verdicts = self._inspect(spec, rest)
             share = (time.perf_counter() - started) / len(rest)
             records += [_with_seconds(r, share) for r in verdicts]
-        records = [self.resolve(r) for r in records]
-        for record in records:
-            self.emit(record)
         return records
 
     def _record(self, case: Case, status: Status, detail: str = "", rules: tuple[str, ...] = (),
@@ -101,15 +130,21 @@ class Engine:
 
     def _inspect(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         """Host lane: compile for ``arch`` and check the contract's resource rules on the SASS."""
-        from harness.inspect import inspect_artifacts, resource_violations
-
+        try:
+            from harness.inspect import inspect_artifacts, resource_violations
+        except ImportError as exc:
+            raise HarnessError(f"the host lane inspects artifacts with the harness's 'inspect' extra "
+                               f"(pip install 'coop-harness[inspect]'): {exc}") from None
         try:
             compiled = self._compile(spec)
+            artifacts = self.adapter.artifacts(compiled)
         except CompileFailed as exc:
             return [self._record(c, Status.COMPILE_ERROR, str(exc)) for c in cases]
+        except Exception as exc:
+            return [self._record(c, Status.COMPILE_ERROR, f"artifacts failed: {_one_line(exc)}") for c in cases]
         key = self.adapter.kernel_key(spec)
         if key not in self._inspected:
-            report = inspect_artifacts(self.adapter.artifacts(compiled))
+            report = inspect_artifacts(artifacts)
             self._inspected[key] = (report.sha256, resource_violations(report, spec.algorithm,
                                                                           list(cases[0].contract.resources)))
         sha, violations = self._inspected[key]
@@ -124,40 +159,47 @@ class Engine:
             compiled = self._compile(spec)
         except CompileFailed as exc:
             return [self._record(c, Status.COMPILE_ERROR, str(exc)) for c in cases]
+        per_launch = max(1, self.max_blocks // oracle.blocks_per_case(spec))
         records: list[CaseRecord] = []
-        for start in range(0, len(cases), self.max_blocks):
-            records += self._launch(spec, compiled, cases[start:start + self.max_blocks])
+        for start in range(0, len(cases), per_launch):
+            records += self._launch(spec, compiled, cases[start:start + per_launch])
         return records
 
     def _launch(self, spec: coop.KernelSpec, compiled: Any, cases: list[Case]) -> list[CaseRecord]:
-        is_load = spec.operation == "block.load"
-        batch: coop.LoadBatch | coop.StoreBatch
-        if is_load:
-            batch, sentinels = oracle.build_load(spec, cases, self.seed), None
-        else:
-            batch = oracle.build_store(spec, cases, self.seed)
-            sentinels = np.array(batch.dst, copy=True)
+        """One batched launch judged from a snapshot of its inputs; only the adapter's own errors are Crash."""
+        launch = oracle.build(spec, cases, self.seed)
+        before = oracle.snapshot(launch.batch)
         self._launches += 1
-        self.emit(LaunchRecord(coop.kernel_symbol(spec), tuple(c.id for c in cases), self._launches))
+        self.emit(LaunchRecord(coop.kernel_symbol(spec), tuple(c.id for c in cases), self._launches,
+                               blocks=tuple(int(b) for b in launch.case_of_block)))
         try:
-            out = np.asarray(self.adapter.launch(compiled, spec, batch))
+            out = self.adapter.launch(compiled, spec, launch.batch)
         except Exception as exc:
             return [self._record(c, Status.CRASH, f"launch failed: {_one_line(exc)}") for c in cases]
         records = []
-        for block, case in enumerate(cases):
-            if is_load:
-                judgement = oracle.judge_load(spec, batch, out, block)  # type: ignore[arg-type]
-            else:
-                judgement = oracle.judge_store(spec, batch, sentinels, out, block)  # type: ignore[arg-type]
-            if judgement:
+        for case, verdict in zip(cases, oracle.judge(launch, before, out), strict=True):
+            if verdict.passed:
                 records.append(self._record(case, Status.PASS))
                 continue
-            params = dict(case.params)
-            rules = tuple(r for check in judgement.checks for r in case.contract.rules_for_check(check, params))
-            detail = "; ".join(map(str, judgement.violations))
-            detail += f" ({judgement.total} wrong element(s); seed {case.seed(self.seed)}) [{case.id}]"
-            records.append(self._record(case, Status.FAIL, detail, rules))
+            detail = f"{verdict.detail} (seed {case.seed(self.seed)}, launch seed {launch.seed}) [{case.id}]"
+            records.append(self._record(case, Status.FAIL, detail, explaining_rules(case, verdict)))
         return records
+
+
+def explaining_rules(case: Case, verdict: oracle.Verdict) -> tuple[str, ...]:
+    """The rules a failure breaks: of the output checks, those whose ``matches`` explain its diagnoses (every
+    rule of each failed check when none does); of the other checks (inputs, ABI), every rule."""
+    params = dict(case.params)
+    applicable = [r for r in case.contract.rules if r.applies(params)]
+    explaining = {r.name for r in applicable if set(r.matches) & set(verdict.diagnoses)}
+    named: list[str] = []
+    for check in verdict.checks:
+        of_check = [r.name for r in applicable if r.check == check]
+        if check in oracle.OUTPUT_CHECKS and explaining:
+            of_check = [name for name in of_check if name in explaining]
+        named += of_check
+    named += sorted(explaining - set(named))
+    return tuple(dict.fromkeys(named))
 
 
 class CompileFailed(Exception):

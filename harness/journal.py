@@ -53,6 +53,7 @@ class LaunchRecord:
     cases: tuple[str, ...]
     seq: int
     pid: int = field(default_factory=os.getpid)
+    blocks: tuple[int, ...] = ()  # index into ``cases`` per block of the grid; empty: block b runs cases[b]
 
 
 @dataclass(frozen=True)

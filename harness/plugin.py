@@ -17,13 +17,13 @@ import coop
 import pytest
 
 from harness import caseid
-from harness.cases import DEFAULT_SEED, Case
+from harness.cases import DEFAULT_SEED, PROFILES, Case
 from harness.contracts import KERNEL_AXES, contracts_dir, load_contracts
 from harness.engine import Engine
-from harness.errors import CaseIdError
+from harness.errors import CaseIdError, HarnessError
 from harness.journal import CaseRecord, EndRecord, JournalWriter, SessionRecord
 from harness.lanes import lane_cases
-from harness.session import RunConfig, resolve_backends
+from harness.session import RunConfig, positive_int, resolve_backends
 from harness.statuses import Status
 
 SETTINGS = pytest.StashKey[tuple[RunConfig, Path | None]]()
@@ -33,11 +33,12 @@ RUNNER = pytest.StashKey["CaseRunner"]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("coop", "coop conformance cases")
     group.addoption("--coop-lane", help="run the contract cases of this lane (host, simulator, gpu, gpu-<tool>)")
-    group.addoption("--coop-profile", default="pr", choices=("pr", "full"))
+    group.addoption("--coop-profile", default="pr", choices=PROFILES)
     group.addoption("--coop-backend", action="append", default=[], help="repeatable; default: all installed")
     group.addoption("--coop-seed", type=int, default=DEFAULT_SEED)
     group.addoption("--coop-arch", default="sm_90")
-    group.addoption("--coop-max-blocks", type=int, default=4096)
+    group.addoption("--coop-max-blocks", type=positive_int, default=4096,
+                    help="blocks per launch, at least 1")
     group.addoption("--coop-contracts", type=Path, help="contracts folder")
     group.addoption("--coop-expectations", type=Path, help="expectations file (default: in the contracts folder)")
     group.addoption("--coop-journal", help="journal path; {worker} becomes the xdist worker id")
@@ -95,7 +96,10 @@ class CaseItem(pytest.Item):
         self.case = case
 
     def runtest(self) -> None:
-        record = self.config.stash[RUNNER].verdict(self.case)
+        try:
+            record = self.config.stash[RUNNER].verdict(self.case)
+        except HarnessError as exc:  # the harness's own failure: no verdict, and the run stops with exit 2
+            pytest.exit(f"coop: {exc}", returncode=2)
         self.user_properties += [("status", str(record.status)), ("lane", record.lane)]
         if record.status is Status.PASS:
             return

@@ -7,6 +7,7 @@ everything recorded, and starts a new child that resumes after it.
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import subprocess
@@ -18,7 +19,6 @@ from pathlib import Path
 
 import coop
 
-from harness import caseid
 from harness.cases import DEFAULT_SEED, Case, group_by_kernel
 from harness.contracts import Contract, load_contracts
 from harness.engine import Engine
@@ -76,10 +76,15 @@ class RunConfig:
         return ["--only", str(path)]
 
 
-def kernel_id(case: Case) -> str:
-    """The id of a case's kernel point (its kernel-axis prefix)."""
-    kernel = [(k, v) for k, v in case.params if k in case.contract.kernel_axes]
-    return caseid.render(case.contract.id, case.backend, kernel)
+def positive_int(text: str) -> int:
+    """An option value of at least 1 (the CLI's and the pytest plugin's)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number (at least 1)")
+    return value
 
 
 def resolve_backends(names: list[str]) -> list[str]:
@@ -129,7 +134,7 @@ def run_worker(config: RunConfig, journal: Path) -> Counter[str]:
             if backend not in engines:
                 engines[backend] = Engine(coop.register(backend), config.lane, config.seed, writer.write,
                                           config.arch, config.max_blocks, ledger.resolve)
-            writer.write(GroupRecord(kernel_id(todo[0]), tuple(c.id for c in todo)))
+            writer.write(GroupRecord(todo[0].kernel_id, tuple(c.id for c in todo)))
             for record in engines[backend].run_group(todo[0].spec, todo):
                 counts[str(record.status)] += 1
             writer.sync()

@@ -6,7 +6,8 @@ import itertools
 
 import pytest
 
-from harness.cases import PR_PAIRS, case_from_id, expand, kernel_points
+from harness.boundaries import VALID_BOUNDARIES
+from harness.cases import case_from_id, expand, kernel_points, point_cases
 from harness.contracts import Contract, load_contracts
 from harness.errors import CaseIdError
 
@@ -26,16 +27,44 @@ def test_full_profile_is_the_grid_minus_exclusions(contract: Contract) -> None:
     assert len(kernel_points(contract, "full")) == len(grid) - excluded
 
 
-def test_pr_profile_covers_every_value_and_pair(contract: Contract) -> None:
+def test_pr_profile_covers_every_pair_of_values_of_every_two_kernel_axes(contract: Contract) -> None:
+    """All-pairs: a bug confined to a pair of values of any two kernel axes meets some pr kernel point."""
     points = [dict(p) for p in kernel_points(contract, "pr")]
     full = [dict(p) for p in kernel_points(contract, "full")]
-    for axis in contract.kernel_axes:
-        assert {p[axis] for p in points} == set(contract.axes[axis]), axis
-    for a, b in PR_PAIRS:
+    for a, b in itertools.combinations(contract.kernel_axes, 2):
         assert {(p[a], p[b]) for p in points} == {(p[a], p[b]) for p in full}, (a, b)
-    cases = expand(contract, "x", "pr")
-    algs_by_valid = {(c["alg"], c["valid"]) for c in cases if c.reject is None}
-    assert algs_by_valid == set(itertools.product(contract.axes["alg"], contract.axes["valid"]))
+    assert len(points) < len(full) / 20
+
+
+def test_every_kernel_point_sweeps_the_valid_items_boundaries_with_every_offset_and_oob(contract: Contract) -> None:
+    point = (("dtype", "int32"), ("block", "256"), ("ipt", 4), ("alg", "striped"))
+    cases = point_cases(contract, "numba", point)
+    values = {c["valid"]: c.valid_items() for c in cases}
+    assert {k: values[k] for k in VALID_BOUNDARIES} == {
+        "full": 1024, "zero": 0, "one": 1, "tile-1": 1023, "ipt-1": 3, "ipt": 4, "ipt+1": 5, "threads-1": 255,
+        "threads": 256, "threads+1": 257, "warp-1": 127, "warp": 128, "warp+1": 129, "half": 512, "tile-ipt": 1020}
+    assert all(1 <= values[k] < 1024 for k in ("rand.1", "rand.2"))
+    per_valid = len(cases) // len(values)
+    assert per_valid == len(contract.axes["offset"]) * len(contract.axes.get("oob", ["-"]))
+
+
+def test_boundaries_that_coincide_or_fall_outside_the_tile_run_once(contract: Contract) -> None:
+    """block 32, ipt 1: tile 32, so threads+1 and warp+1 do not exist and ipt, threads, warp repeat others."""
+    point = (("dtype", "uint8"), ("block", "32"), ("ipt", 1), ("alg", "direct"))
+    cases = point_cases(contract, "numba", point)
+    values = {}
+    for case in cases:
+        values.setdefault(case["valid"], case.valid_items())
+    assert "threads+1" not in values and "warp+1" not in values and "ipt" not in values
+    assert len(set(values.values())) == len(values)
+    assert {"full", "zero", "one", "tile-1", "ipt+1", "half"} <= set(values)
+
+
+def test_an_id_naming_a_boundary_its_kernel_point_lacks_is_refused(contract: Contract) -> None:
+    good = point_cases(contract, "numba", (("dtype", "uint8"), ("block", "32"), ("ipt", 1), ("alg", "direct")))[0]
+    bad = good.id.replace("valid=full", "valid=threads+1")
+    with pytest.raises(CaseIdError, match="threads\\+1 does not exist"):
+        case_from_id(bad, CONTRACTS.values())
 
 
 def test_pr_profile_is_deterministic(contract: Contract) -> None:
@@ -57,13 +86,6 @@ def test_seeds_derive_from_id_and_global_seed(contract: Contract) -> None:
     a, b = expand(contract, "numba", "pr")[:2]
     assert a.seed(1) == a.seed(1) != a.seed(2)
     assert a.seed(1) != b.seed(1)
-
-
-def test_valid_item_classes(contract: Contract) -> None:
-    by_class = {c["valid"]: c for c in expand(contract, "numba", "pr") if c.reject is None and c["ipt"] == 7}
-    tile = by_class["full"].spec.tile
-    assert [by_class[k].valid_items(0) for k in ("full", "zero", "one", "tile-1")] == [tile, 0, 1, tile - 1]
-    assert 1 <= by_class["partial"].valid_items(0) < tile - 1
 
 
 @pytest.mark.parametrize(("case_id", "message"), [

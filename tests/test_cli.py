@@ -13,8 +13,8 @@ from harness.journal import final_cases, read_journal
 def test_list_prints_both_profiles(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "block.load   full   4081 kernel points   122430 run cases" in out
-    assert "block.store  pr       55 kernel points      825 run cases" in out
+    assert "block.load   full   4081 kernel points   361164 run cases in  1504392 blocks" in out
+    assert "block.store  pr      124 kernel points     4911 run cases in    20403 blocks" in out
 
 
 @pytest.mark.usefixtures("model_backend")

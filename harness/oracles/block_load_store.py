@@ -1,4 +1,8 @@
-"""Oracle for block Load and Store: builds one batched launch's inputs and judges each block.
+"""Oracle for block Load and Store: builds one batched launch's inputs, its expected output, and judges it.
+
+Each case runs once per data pattern (:mod:`harness.oracles.values`), each one block of the launch, in a
+block order drawn from the seed. Everything is computed for the whole launch at once; per-element detail
+and diagnosis are built only for failing cases.
 
 Worked example (Load, 2 threads, ipt=2, striped, valid_items=3, no oob_default): rank 0 owns tile
 indices 0 and 2, rank 1 owns 1 and 3, so the payload out is [src[0], src[2], src[1], init[3]]:
@@ -7,27 +11,38 @@ slot 3 is invalid and must keep its own earlier value.
 
 from __future__ import annotations
 
+import copy
+import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import coop
 import numpy as np
+import numpy.typing as npt
 
 from harness.cases import Case
-from harness.oracles.values import pattern, raw_view
+from harness.oracles import diagnose
+from harness.oracles.values import fill, patterns, raw_view
 
+Batch = coop.LoadBatch | coop.StoreBatch
+Array = npt.NDArray[np.generic]
 #: Spare elements per block region: room for the largest offset class (32) plus alignment.
 REGION_SLACK = 32
 REGION_ALIGN = 16
 MAX_DETAIL = 8
 
-PLACED, UNTOUCHED, OOB_FILL, PREFIX, ELSEWHERE = range(5)
+PLACED, UNTOUCHED, OOB_FILL, PREFIX, ELSEWHERE, INPUTS, ABI = range(7)
 CHECK_NAMES = {
     PLACED: "valid-items-placed",
     UNTOUCHED: "invalid-slots-untouched",
     OOB_FILL: "oob-default-fills",
     PREFIX: "valid-prefix-written",
     ELSEWHERE: "nothing-else-written",
+    INPUTS: "inputs-unmodified",
+    ABI: "output-abi",
 }
+#: Checks of the element-wise comparison of the output (the ones a diagnosis explains).
+OUTPUT_CHECKS = frozenset(CHECK_NAMES[c] for c in (PLACED, UNTOUCHED, OOB_FILL, PREFIX, ELSEWHERE))
 WHY = {
     PLACED: "valid item",
     UNTOUCHED: "slot left as it was",
@@ -35,20 +50,9 @@ WHY = {
     PREFIX: "valid item stored",
     ELSEWHERE: "element left as it was",
 }
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One wrong element; ``check`` names the oracle check (contracts map it to rules)."""
-
-    check: str
-    index: int
-    got: str
-    expected: str
-    why: str
-
-    def __str__(self) -> str:
-        return f"out[{self.index}]={self.got}, but should be {self.expected} ({self.why})"
+#: The launch's inputs per operation: a launch must leave every one of them as it was.
+INPUT_FIELDS = {"block.load": ("src", "init", "valid", "offset", "has_oob", "oob"),
+                "block.store": ("items", "valid", "offset")}
 
 
 def region(spec: coop.KernelSpec) -> int:
@@ -56,116 +60,254 @@ def region(spec: coop.KernelSpec) -> int:
     return -(-(spec.tile + REGION_SLACK) // REGION_ALIGN) * REGION_ALIGN
 
 
-def tile_index(spec: coop.KernelSpec) -> np.ndarray:
-    """Tile index of payload slot (rank, i), flattened in slot order rank*ipt + i."""
+def tile_index(spec: coop.KernelSpec, algorithm: str | None = None, y_major: bool = False) -> npt.NDArray[np.int64]:
+    """Tile index of payload slot (rank, i), flattened in slot order rank*ipt + i.
+
+    ``algorithm`` and ``y_major`` give the index a known wrong implementation computes (diagnosis).
+    """
     ipt, threads = spec.items_per_thread, spec.threads
-    rank = np.arange(threads)[:, None]
-    item = np.arange(ipt)[None, :]
-    idx = rank + item * threads if spec.algorithm == "striped" else rank * ipt + item
-    return idx.reshape(-1)
+    rank = np.arange(threads)
+    if y_major:
+        bx, by, bz = (*spec.block, 1, 1)[:3]
+        z, y, x = np.indices((bz, by, bx)).reshape(3, -1)  # the thread that the ABI ranks r ...
+        rank = y + by * (x + bx * z)  # ... as a y-fastest primitive ranks it
+    idx = (rank[:, None] + np.arange(ipt)[None, :] * threads if (algorithm or spec.algorithm) == "striped"
+           else rank[:, None] * ipt + np.arange(ipt)[None, :])
+    return idx.reshape(-1).astype(np.int64)
 
 
-def _batch_columns(cases: list[Case], global_seed: int) -> tuple[np.ndarray, np.ndarray]:
-    valid = np.array([c.valid_items(global_seed) for c in cases], dtype=np.int32)
-    offset = np.array([c.offset() for c in cases], dtype=np.int64)
-    return valid, offset
-
-
-def build_load(spec: coop.KernelSpec, cases: list[Case], global_seed: int) -> coop.LoadBatch:
-    """Inputs of one Load launch, one block per case, every value drawn from the case's seed."""
-    seeds = [c.seed(global_seed) for c in cases]
-    reg, tile = region(spec), spec.tile
-    valid, offset = _batch_columns(cases, global_seed)
-    return coop.LoadBatch(
-        src=np.concatenate([pattern(spec.dtype, reg, "src", s) for s in seeds]),
-        init=np.concatenate([pattern(spec.dtype, tile, "sentinel", s) for s in seeds]),
-        valid=valid,
-        offset=offset,
-        has_oob=np.array([c.has_oob() for c in cases], dtype=np.int32),
-        oob=np.concatenate([pattern(spec.dtype, 1, "oob", s) for s in seeds]),
-        region=reg,
-    )
-
-
-def build_store(spec: coop.KernelSpec, cases: list[Case], global_seed: int) -> coop.StoreBatch:
-    """Inputs of one Store launch; ``dst`` holds per-element sentinels."""
-    seeds = [c.seed(global_seed) for c in cases]
-    reg, tile = region(spec), spec.tile
-    valid, offset = _batch_columns(cases, global_seed)
-    return coop.StoreBatch(
-        items=np.concatenate([pattern(spec.dtype, tile, "src", s) for s in seeds]),
-        dst=np.concatenate([pattern(spec.dtype, reg, "sentinel", s) for s in seeds]),
-        valid=valid,
-        offset=offset,
-        region=reg,
-    )
-
-
-def expected_load(spec: coop.KernelSpec, batch: coop.LoadBatch, block: int) -> tuple[np.ndarray, np.ndarray]:
-    """(expected payload of ``block`` in slot order, check id per slot)."""
-    tile, reg = spec.tile, batch.region
-    idx = tile_index(spec)
-    valid = idx < batch.valid[block]
-    start = block * reg + int(batch.offset[block])
-    src = batch.src[start:start + tile]
-    init = batch.init[block * tile:(block + 1) * tile]
-    if batch.has_oob[block]:
-        fallback, check = np.full(tile, batch.oob[block], dtype=init.dtype), OOB_FILL
-    else:
-        fallback, check = init, UNTOUCHED
-    expected = np.where(valid, src[np.minimum(idx, tile - 1)], fallback)
-    return expected, np.where(valid, PLACED, check)
-
-
-def expected_store(spec: coop.KernelSpec, batch: coop.StoreBatch, block: int,
-                   sentinels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(expected dst region of ``block``, check id per element); ``sentinels`` is dst before launch."""
-    tile, reg = spec.tile, batch.region
-    n_valid, off = int(batch.valid[block]), int(batch.offset[block])
-    items = batch.items[block * tile:(block + 1) * tile]
-    slot_of_index = np.empty(tile, dtype=np.int64)
-    slot_of_index[tile_index(spec)] = np.arange(tile)
-    expected = sentinels[block * reg:(block + 1) * reg].copy()
-    expected[off:off + n_valid] = items[slot_of_index[:n_valid]]
-    checks = np.full(reg, ELSEWHERE)
-    checks[off:off + n_valid] = PREFIX
-    return expected, checks
+def n_codes(spec: coop.KernelSpec) -> int:
+    """Distinct elements of one block: every input element, sentinel and the oob default."""
+    return region(spec) + spec.tile + (1 if spec.operation == "block.load" else 0)
 
 
 @dataclass(frozen=True)
-class Judgement:
-    """The first few violations of one block, the total count and every check that failed."""
+class Launch:
+    """One batched launch: block b runs case ``cases[case_of_block[b]]`` in pattern ``pattern_of_block[b]``."""
 
-    violations: tuple[Violation, ...]
-    total: int
+    spec: coop.KernelSpec
+    cases: tuple[Case, ...]
+    batch: Batch
+    case_of_block: npt.NDArray[np.int64]
+    pattern_of_block: npt.NDArray[np.int64]
+    patterns: tuple[str, ...]
+    seed: int  # the block-order seed
+
+
+def blocks_per_case(spec: coop.KernelSpec) -> int:
+    return len(patterns(spec.dtype, n_codes(spec)))
+
+
+def block_order(global_seed: int, cases: Sequence[Case], n_patterns: int) -> tuple[int, npt.NDArray[np.int64]]:
+    """(seed, permutation of the launch's blocks): a function of the seed and the launch's cases only, so an
+    identical re-run repeats it, and a position-dependent bug is not always charged to the same case."""
+    digest = hashlib.sha256(f"{global_seed}:".encode() + "\n".join(c.id for c in cases).encode()).digest()
+    seed = int.from_bytes(digest[:8], "little")
+    return seed, np.random.default_rng(seed).permutation(len(cases) * n_patterns).astype(np.int64)
+
+
+def build(spec: coop.KernelSpec, cases: Sequence[Case], global_seed: int) -> Launch:
+    """Inputs of one launch: every value drawn from its case's seed and pattern, never from the launch."""
+    names = patterns(spec.dtype, n_codes(spec))
+    seed, order = block_order(global_seed, cases, len(names))
+    case_of_block, pattern_of_block = order // len(names), order % len(names)
+    seeds = np.array([c.seed(global_seed) for c in cases], dtype=np.uint64)[case_of_block]
+    valid = np.array([c.valid_items() for c in cases], dtype=np.int32)[case_of_block]
+    offset = np.array([c.offset() for c in cases], dtype=np.int64)[case_of_block]
+    reg, tile = region(spec), spec.tile
+
+    def role(name: str, first: int, count: int) -> np.ndarray:
+        codes = np.arange(first, first + count, dtype=np.int64)
+        return fill(spec.dtype, pattern_of_block, name, seeds, codes, names)  # type: ignore[arg-type]
+
+    batch: Batch
+    if spec.operation == "block.load":
+        batch = coop.LoadBatch(
+            src=role("src", 0, reg).reshape(-1), init=role("sentinel", reg, tile).reshape(-1), valid=valid,
+            offset=offset, has_oob=np.array([c.has_oob() for c in cases], dtype=np.int32)[case_of_block],
+            oob=role("oob", reg + tile, 1).reshape(-1), region=reg)
+    else:
+        batch = coop.StoreBatch(items=role("src", 0, tile).reshape(-1), dst=role("sentinel", tile, reg).reshape(-1),
+                                valid=valid, offset=offset, region=reg)
+    return Launch(spec, tuple(cases), batch, case_of_block, pattern_of_block, names, seed)
+
+
+def snapshot(batch: Batch) -> Batch:
+    """A deep copy taken before the launch: the oracle judges from it, never from what the launch saw."""
+    return copy.deepcopy(batch)
+
+
+@dataclass(frozen=True)
+class Params:
+    """The per-block parameters the expected output is a function of (a diagnosis varies them)."""
+
+    valid: npt.NDArray[np.int64]
+    offset: npt.NDArray[np.int64]
+    has_oob: npt.NDArray[np.bool_]
+    idx: npt.NDArray[np.int64]  # tile index per payload slot
+    moved: Callable[[np.ndarray], np.ndarray] | None = None  # what happens to a moved item
+
+
+def params_of(spec: coop.KernelSpec, batch: Batch) -> Params:
+    has_oob = np.asarray(batch.has_oob) != 0 if isinstance(batch, coop.LoadBatch) else np.zeros(batch.n_blocks, bool)
+    return Params(np.asarray(batch.valid, dtype=np.int64), np.asarray(batch.offset, dtype=np.int64), has_oob,
+                  tile_index(spec))
+
+
+def expected(spec: coop.KernelSpec, snap: Batch, p: Params) -> tuple[np.ndarray, npt.NDArray[np.int64]]:
+    """(expected output, check id per element), one row per block, from the pre-launch snapshot."""
+    tile, reg, n = spec.tile, snap.region, snap.n_blocks
+    if isinstance(snap, coop.LoadBatch):
+        src, init = np.asarray(snap.src).reshape(n, reg), np.asarray(snap.init).reshape(n, tile)
+        valid = p.idx[None, :] < p.valid[:, None]
+        at = np.clip(p.offset[:, None] + np.minimum(p.idx, tile - 1)[None, :], 0, reg - 1)
+        items = np.take_along_axis(src, at, axis=1)
+        items = p.moved(items) if p.moved else items
+        fallback = np.where(p.has_oob[:, None], np.asarray(snap.oob)[:, None], init)
+        checks = np.where(valid, PLACED, np.where(p.has_oob[:, None], OOB_FILL, UNTOUCHED))
+        return np.where(valid, items, fallback), checks
+    items, dst = np.asarray(snap.items).reshape(n, tile), np.asarray(snap.dst).reshape(n, reg)
+    slot_of_index = np.empty(tile, dtype=np.int64)
+    slot_of_index[p.idx] = np.arange(tile)
+    k = np.arange(reg)[None, :] - p.offset[:, None]
+    written = (k >= 0) & (k < p.valid[:, None])
+    stored = np.take_along_axis(items, slot_of_index[np.clip(k, 0, tile - 1)], axis=1)
+    stored = p.moved(stored) if p.moved else stored
+    return np.where(written, stored, dst), np.where(written, PREFIX, ELSEWHERE)
+
+
+def out_length(spec: coop.KernelSpec, batch: Batch) -> int:
+    """Elements of ``dst`` per block (the ABI of ``coop.adapter``)."""
+    return spec.tile if isinstance(batch, coop.LoadBatch) else batch.region
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One case's judgement: the checks it failed (none: a pass), the diagnoses that explain it, why."""
+
     checks: tuple[str, ...]
+    diagnoses: tuple[str, ...]
+    detail: str
 
-    def __bool__(self) -> bool:
-        return self.total == 0
-
-
-def compare(got: np.ndarray, expected: np.ndarray, checks: np.ndarray) -> Judgement:
-    """Vectorized bit-exact comparison; per-index detail is built only for mismatches."""
-    if got.shape != expected.shape:
-        raise ValueError(f"output has shape {got.shape}, expected {expected.shape}")
-    bad = np.flatnonzero(raw_view(np.ascontiguousarray(got)) != raw_view(expected))
-    details = tuple(
-        Violation(CHECK_NAMES[int(checks[i])], int(i), repr(got[i].item()), repr(expected[i].item()),
-                  WHY[int(checks[i])])
-        for i in bad[:MAX_DETAIL]
-    )
-    failed = tuple(sorted({CHECK_NAMES[int(c)] for c in np.unique(checks[bad])}))
-    return Judgement(details, len(bad), failed)
+    @property
+    def passed(self) -> bool:
+        return not self.checks
 
 
-def judge_load(spec: coop.KernelSpec, batch: coop.LoadBatch, out: np.ndarray, block: int) -> Judgement:
-    tile = spec.tile
-    expected, checks = expected_load(spec, batch, block)
-    return compare(out[block * tile:(block + 1) * tile], expected, checks)
+PASSED = Verdict((), (), "")
 
 
-def judge_store(spec: coop.KernelSpec, batch: coop.StoreBatch, sentinels: np.ndarray, out: np.ndarray,
-                block: int) -> Judgement:
-    reg = batch.region
-    expected, checks = expected_store(spec, batch, block, sentinels)
-    return compare(out[block * reg:(block + 1) * reg], expected, checks)
+def abi_problem(spec: coop.KernelSpec, batch: Batch, out: object) -> str | None:
+    """Why ``out`` is not the ABI's ``dst`` (an ndarray of the spec's dtype, native order, one row per block)."""
+    want = np.dtype(spec.dtype)
+    length = batch.n_blocks * out_length(spec, batch)
+    says = f"the ABI says {want.name}[{length}] in native byte order"
+    if not isinstance(out, np.ndarray):
+        return f"launch returned {type(out).__name__}, not a NumPy array; {says}"
+    order = {"<": "little-endian", ">": "big-endian", "=": "native", "|": "no byte order"}[out.dtype.byteorder]
+    if out.dtype != want or not out.dtype.isnative or out.shape != (length,):
+        shape = "x".join(map(str, out.shape)) or "scalar"
+        return f"launch returned {out.dtype.name}[{shape}] ({order}); {says}"
+    return None
+
+
+def compare(spec: coop.KernelSpec, snap: Batch, out: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                            npt.NDArray[np.int64],
+                                                                            npt.NDArray[np.bool_]]:
+    """(output, expected output, check id, wrong) per block and element: one bit-exact comparison."""
+    got = out.reshape(snap.n_blocks, -1)
+    want, checks = expected(spec, snap, params_of(spec, snap))
+    wrong = raw_view(np.ascontiguousarray(got)) != raw_view(np.ascontiguousarray(want))
+    return got, want, checks, wrong
+
+
+def judge(launch: Launch, snap: Batch, out: object) -> list[Verdict]:
+    """Every case's verdict (in case order) from the output and what the launch left in its inputs."""
+    spec, live, n_cases = launch.spec, launch.batch, len(launch.cases)
+    problem = abi_problem(spec, snap, out)
+    if problem is not None:
+        return [Verdict((CHECK_NAMES[ABI],), (), problem)] * n_cases
+    assert isinstance(out, np.ndarray)
+    got, want, checks, wrong = compare(spec, snap, out)
+    touched = _modified_inputs(spec, snap, live)
+    bad_blocks: npt.NDArray[np.bool_] = np.asarray(wrong.any(axis=1) | touched.any(axis=1))
+    if not bad_blocks.any():
+        return [PASSED] * n_cases
+    diagnoses = diagnose.explain(spec, snap, got, wrong, launch, bad_blocks)
+    verdicts = [PASSED] * n_cases
+    for case in np.unique(launch.case_of_block[bad_blocks]):
+        blocks = np.flatnonzero((launch.case_of_block == case) & bad_blocks)
+        verdicts[int(case)] = _verdict(launch, snap, live, got, want, checks, wrong, touched, blocks, diagnoses)
+    return verdicts
+
+
+def _modified_inputs(spec: coop.KernelSpec, snap: Batch, live: Batch) -> npt.NDArray[np.bool_]:
+    """(block, input field) -> whether the launch changed that block's part of the input."""
+    fields = INPUT_FIELDS[spec.operation]
+    touched = np.zeros((snap.n_blocks, len(fields)), dtype=bool)
+    for f, name in enumerate(fields):
+        before, after = np.asarray(getattr(snap, name)), getattr(live, name)
+        if not isinstance(after, np.ndarray) or after.shape != before.shape or after.dtype != before.dtype:
+            touched[:, f] = True
+            continue
+        diff = raw_view(np.ascontiguousarray(after)) != raw_view(np.ascontiguousarray(before))
+        touched[:, f] = diff.reshape(snap.n_blocks, -1).any(axis=1)
+    return touched
+
+
+def _show(value: np.generic, other: np.generic) -> str:
+    """A value for a message; floats that print alike show their raw bits too (``nan(0x7fa00001)``)."""
+    text = repr(value.item())
+    if value.dtype.kind == "f" and text == repr(other.item()):
+        bits = value.dtype.itemsize * 2
+        text += f"(0x{int(raw_view(np.array([value]))[0]):0{bits}x})"
+    return text
+
+
+def _verdict(launch: Launch, snap: Batch, live: Batch, got: np.ndarray, want: np.ndarray,
+             checks: npt.NDArray[np.int64], wrong: npt.NDArray[np.bool_], touched: npt.NDArray[np.bool_],
+             blocks: npt.NDArray[np.int64], diagnoses: dict[int, tuple[str, ...]]) -> Verdict:
+    """The verdict of one failing case from its failing blocks (one per pattern that caught it)."""
+    failed = sorted({CHECK_NAMES[int(c)] for b in blocks for c in np.unique(checks[b][wrong[b]])})
+    parts, total = [], int(wrong[blocks].sum())
+    first = next((int(b) for b in blocks if wrong[b].any()), None)
+    if first is not None:
+        name = launch.patterns[int(launch.pattern_of_block[first])]
+        for i in np.flatnonzero(wrong[first])[:MAX_DETAIL]:
+            g, w = got[first, i], want[first, i]
+            parts.append(f"out[{i}]={_show(g, w)}, but should be {_show(w, g)} ({WHY[int(checks[first, i])]})")
+        parts[0] = f"pattern {name}, block {first}: " + parts[0]
+    fields = INPUT_FIELDS[launch.spec.operation]
+    modified = sorted({fields[f] for b in blocks for f in np.flatnonzero(touched[b])})
+    if modified:
+        failed.append(CHECK_NAMES[INPUTS])
+        parts.append(f"the launch modified its input(s) {', '.join(modified)}")
+    caught = sorted({launch.patterns[int(launch.pattern_of_block[b])] for b in blocks})
+    # A known wrong implementation is deterministic: it explains a case only if it explains every block
+    # (pattern) whose output is wrong; a match in one pattern alone is a coincidence of that pattern's data.
+    output_blocks = [int(b) for b in blocks if wrong[b].any()]
+    explained = tuple(d for d in diagnoses.get(output_blocks[0], ()) if all(d in diagnoses.get(b, ())
+                                                                            for b in output_blocks)) \
+        if output_blocks else ()
+    detail = "; ".join(parts)
+    detail += f" ({total} wrong element(s) in {len(caught)} of {len(launch.patterns)} patterns: {', '.join(caught)})"
+    if explained:
+        detail += " matches: " + ", ".join(diagnose.DIAGNOSES[d] for d in explained)
+    return Verdict(tuple(sorted(failed)), explained, detail)
+
+
+def block_failures(spec: coop.KernelSpec, snap: Batch, out: object, limit: int = MAX_DETAIL) -> list[str]:
+    """One line per wrong block of a hand-built launch (the backends' own runtime tests), from the snapshot
+    of its inputs taken before the launch; an output off the ABI is one line."""
+    problem = abi_problem(spec, snap, out)
+    if problem is not None:
+        return [problem]
+    assert isinstance(out, np.ndarray)
+    got, want, checks, wrong = compare(spec, snap, out)
+    lines = []
+    for b in np.flatnonzero(wrong.any(axis=1)):
+        shown = [f"out[{i}]={_show(got[b, i], want[b, i])}, but should be {_show(want[b, i], got[b, i])} "
+                 f"({WHY[int(checks[b, i])]})" for i in np.flatnonzero(wrong[b])[:limit]]
+        lines.append(f"block {b} (valid {int(np.asarray(snap.valid)[b])}, offset {int(np.asarray(snap.offset)[b])}): "
+                     f"{int(wrong[b].sum())} wrong: " + "; ".join(shown))
+    return lines

@@ -1,10 +1,19 @@
-"""Value patterns for oracle inputs: three disjoint ranges per dtype, so any stray value shows.
+"""Data patterns for the inputs of a launch: every bit of every dtype in both states, and every slot
+told apart from every other slot in at least one pattern of a case.
 
-Source items, sentinels (payload slots and untouched outputs) and out-of-bounds defaults never
-share a value, and neighbouring slots almost never share one, so an implementation that moves
-another slot's value into an invalid slot cannot pass by luck. Float sources also carry -0.0, a
-signalling NaN with a payload and a subnormal, so a backend that moves floats through arithmetic
-(canonicalizing them) fails the bit-exact rule.
+A case runs once per pattern, each one more block of the same launch. Every element of a block has a
+*code*, unique within the block across roles (source items, per-slot sentinels, the oob default), and
+a pattern turns codes into bits:
+
+* ``random``: full-range random bits per element (counter-based, so a case's data depends only on its
+  seed, never on the launch it rides in), with specials at a seeded stride: 0, all-ones, the top bit
+  alone, the largest positive value, 1 and, for floats, -0.0's neighbours a signalling NaN with a
+  payload, the smallest subnormal and +inf (moved through float arithmetic they change);
+* ``code<d>``: digit ``d`` (base 2**bits) of the code, XOR a random per-block mask: two elements with
+  different codes differ in some digit, so a value moved from another slot shows in some pattern even
+  for 8-bit types, where one pattern cannot give every slot its own value;
+* ``walk`` / ``walk-inverse``: items hold one bit (all bits but one), sentinels the opposite, the oob
+  default 0 (all-ones): each bit alone in both states.
 """
 
 from __future__ import annotations
@@ -12,47 +21,109 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 Role = Literal["src", "sentinel", "oob"]
-_ROLE_INDEX = {"src": 0, "sentinel": 1, "oob": 2}
-#: Float ranges (start, count, fraction): integers + fraction are exact in the dtype.
-#: Raw bits of -0.0, a signalling NaN with a payload, and the smallest subnormal, per float dtype.
-_FLOAT_SPECIALS = {
-    "float16": (0x8000, 0x7D01, 0x0001),
-    "float32": (0x80000000, 0x7FA00001, 0x00000001),
-    "float64": (0x8000000000000000, 0x7FF4000000000001, 0x0000000000000001),
-}
-#: Every SPECIAL_STRIDE-th source item (from a seeded phase) is one of the specials.
+U64 = npt.NDArray[np.uint64]
+_ROLE_SALT = {"src": 0x1, "sentinel": 0x2, "oob": 0x3}
+#: Every SPECIAL_STRIDE-th element of the random pattern (from a seeded phase) is a special value.
 SPECIAL_STRIDE = 5
-_FLOAT_RANGES = {
-    "float16": ((0.0, 1024, 0.0), (-1024.0, 1024, 0.0), (1024.0, 1024, 0.0)),
-    "float32": ((0.0, 1 << 21, 0.5), (-(1 << 21), 1 << 21, 0.25), (1 << 22, 1 << 21, 0.75)),
-    "float64": ((0.0, 1 << 40, 0.5), (-(1 << 40), 1 << 40, 0.25), (1 << 41, 1 << 40, 0.75)),
+#: Raw bits of a signalling NaN with a payload, the smallest subnormal and +inf, per float dtype.
+_FLOAT_SPECIALS = {
+    "float16": (0x7D01, 0x0001, 0x7C00),
+    "float32": (0x7FA00001, 0x00000001, 0x7F800000),
+    "float64": (0x7FF4000000000001, 0x0000000000000001, 0x7FF0000000000000),
 }
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def mix(x: U64) -> U64:
+    """splitmix64's finalizer: a bijection of uint64 whose outputs look independent for adjacent inputs.
+
+    >>> int(mix(np.array([0], np.uint64))[0]) == int(mix(np.array([1], np.uint64))[0])
+    False
+    """
+    with np.errstate(over="ignore"):
+        z = x + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _bits(dtype: str) -> int:
+    return np.dtype(dtype).itemsize * 8
+
+
+def patterns(dtype: str, n_codes: int) -> tuple[str, ...]:
+    """The patterns one case of ``dtype`` runs, for blocks of ``n_codes`` distinct elements.
+
+    >>> patterns("uint8", 600)
+    ('random', 'code0', 'code1', 'walk', 'walk-inverse')
+    >>> patterns("int32", 600)
+    ('random', 'code0', 'walk', 'walk-inverse')
+    """
+    bits = _bits(dtype)
+    digits = max(1, -(-max(n_codes - 1, 1).bit_length() // bits))
+    return ("random", *(f"code{d}" for d in range(digits)), "walk", "walk-inverse")
+
+
+def specials(dtype: str) -> npt.NDArray[np.uint64]:
+    """Raw bits of the special values the random pattern plants (see the module docstring)."""
+    bits = _bits(dtype)
+    ones = (1 << bits) - 1
+    common = (0, ones, 1 << (bits - 1), (1 << (bits - 1)) - 1, 1)
+    return np.array(common + _FLOAT_SPECIALS.get(dtype, ()), dtype=np.uint64)
+
+
+def fill(dtype: str, pattern: npt.NDArray[np.int64], role: Role, seeds: U64, codes: npt.NDArray[np.int64],
+         names: tuple[str, ...]) -> np.ndarray:
+    """Values of ``role`` for a launch: one row per block, one column per element of the role.
+
+    ``pattern[b]`` indexes ``names`` (the case's patterns), ``seeds[b]`` is block b's case seed and
+    ``codes`` (one per column) the elements' codes within a block.
+    """
+    bits, n_blocks = _bits(dtype), len(seeds)
+    mask_all = np.uint64((1 << bits) - 1)
+    code = codes.astype(np.uint64)[None, :]
+    salt = np.uint64(_ROLE_SALT[role])
+    keys = mix(seeds * np.uint64(8) + pattern.astype(np.uint64))[:, None]
+    raw = np.zeros((n_blocks, len(codes)), dtype=np.uint64)
+    for p, name in enumerate(names):
+        rows = np.flatnonzero(pattern == p)
+        if not rows.size:
+            continue
+        key = keys[rows]
+        if name == "random":
+            with np.errstate(over="ignore"):
+                values = mix(key ^ (salt << np.uint64(60)) ^ (code * _GOLDEN))
+            planted = specials(dtype)
+            phase = key % np.uint64(SPECIAL_STRIDE)
+            at = (code + phase) % np.uint64(SPECIAL_STRIDE) == 0
+            which = (code // np.uint64(SPECIAL_STRIDE) + key) % np.uint64(planted.size)
+            values = np.where(at, planted[which.astype(np.int64)], values)
+        elif name.startswith("code"):
+            digit = int(name[4:])
+            values = (code >> np.uint64(digit * bits)) ^ mix(key)
+        elif role == "oob":
+            values = np.full((rows.size, len(codes)), 0 if name == "walk" else mask_all, np.uint64)
+        else:
+            one = np.uint64(1) << (code % np.uint64(bits))
+            values = np.broadcast_to(one if (role == "src") == (name == "walk") else ~one, (rows.size, len(codes)))
+        raw[rows] = values & mask_all
+    return raw.astype(np.dtype(f"uint{bits}")).view(np.dtype(dtype))
 
 
 def pattern(dtype: str, n: int, role: Role, seed: int) -> np.ndarray:
-    """``n`` values of ``dtype`` from the role's range, drawn from ``seed``.
+    """``n`` values of ``role`` in the random pattern from ``seed`` (for tests that build one block).
 
-    >>> bool(pattern("uint8", 4, "sentinel", 1).min() >= 64)
-    True
+    >>> pattern("uint8", 4, "sentinel", 1).dtype
+    dtype('uint8')
     """
-    rng = np.random.default_rng([seed, _ROLE_INDEX[role]])
-    np_dtype = np.dtype(dtype)
-    if np_dtype.kind == "f":
-        start, count, frac = _FLOAT_RANGES[dtype][_ROLE_INDEX[role]]
-        values = (start + rng.integers(0, count, n).astype(np.float64) + frac).astype(np_dtype)
-        if role == "src":
-            raw = raw_view(values)
-            specials = np.array(_FLOAT_SPECIALS[dtype], dtype=raw.dtype)
-            where = np.arange(int(rng.integers(0, SPECIAL_STRIDE)), n, SPECIAL_STRIDE)
-            raw[where] = specials[np.arange(where.size) % specials.size]
-        return values
-    bits = np_dtype.itemsize * 8
-    quarter = 1 << (bits - 2)
-    lo, span = {"src": (0, quarter), "sentinel": (quarter, quarter), "oob": (2 * quarter, 2 * quarter)}[role]
-    raw = (lo + rng.integers(0, span, n, dtype=np.uint64)).astype(np.dtype(f"uint{bits}"))
-    return raw.view(np_dtype)
+    names = ("random",)
+    one = np.zeros(1, dtype=np.int64)
+    values: np.ndarray = fill(dtype, one, role, np.array([seed % 2**64], np.uint64), np.arange(n, dtype=np.int64),
+                              names)[0]
+    return values
 
 
 def raw_view(values: np.ndarray) -> np.ndarray:

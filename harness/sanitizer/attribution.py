@@ -27,9 +27,20 @@ class Launch:
     pid: int
     ledger: Path
     control: bool = False
+    blocks: tuple[int, ...] = ()  # case index per block (several blocks run one case: its data patterns)
 
     def __str__(self) -> str:
-        return f"launch {self.seq} of {self.kernel_name} (pid {self.pid}, {len(self.cases)} block(s))"
+        return f"launch {self.seq} of {self.kernel_name} (pid {self.pid}, {self.n_blocks} block(s))"
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.blocks) if self.blocks else len(self.cases)
+
+    def case_of_block(self, block: int) -> str | None:
+        """The case that block ``block`` ran, or None past the grid."""
+        if block >= self.n_blocks:
+            return None
+        return self.cases[self.blocks[block] if self.blocks else block]
 
 
 @dataclass(frozen=True)
@@ -55,7 +66,7 @@ class Unmapped:
 
 def read_launches(path: Path, *, control: bool = False) -> list[Launch]:
     """The launch ledger lines of one journal (or control ledger)."""
-    return [Launch(r.kernel_name, r.cases, r.seq, r.pid, path, control)
+    return [Launch(r.kernel_name, r.cases, r.seq, r.pid, path, control, r.blocks)
             for r in read_journal(path) if isinstance(r, LaunchRecord)]
 
 
@@ -81,8 +92,8 @@ def attribute(record: SanitizerRecord, launches: list[Launch]) -> Finding | Unma
         return Finding(record, targets, f"the record has no block index: charged to all {len(targets)} "
                                         f"case(s) of {len(named)} launch(es) of {kernels}")
     x, y, z = record.block
-    fitting = tuple(Target(launch, launch.cases[x]) for launch in named
-                    if y == z == 0 and x < len(launch.cases) and _fits(record, launch, launch.cases[x]))
+    fitting = tuple(Target(launch, case) for launch in named
+                    if y == z == 0 and (case := launch.case_of_block(x)) is not None and _fits(record, launch, case))
     if not fitting:
         return Unmapped(record, f"block ({x},{y},{z}) with these threads fits none of the {len(named)} "
                                 f"launch(es) of {kernels}")

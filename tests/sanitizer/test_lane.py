@@ -125,7 +125,7 @@ def test_end_to_end_a_record_on_a_case_fails_the_lane(tmp_path: Path, fake_sanit
         finals.update({r.id: r for r in records if isinstance(r, CaseRecord)})
         # The fake charges block 1 of the first launch of each worker that launched a kernel.
         launches = [r for r in records if isinstance(r, LaunchRecord)]
-        charged.update(launch.cases[1] for launch in launches[:1])
+        charged.update(launch.cases[launch.blocks[1]] for launch in launches[:1])
     assert len(layout.journals()) == 2 and charged
     for case_id, record in finals.items():
         assert record.status is (Status.SANITIZER_ERROR if case_id in charged else Status.PASS), record

@@ -10,6 +10,7 @@ from typing import ClassVar
 
 import coop
 import numpy as np
+from coop.vocabulary import WARP_SIZE
 
 from .model import Array, Call, ReferenceModel, Scratch, linear_rank
 
@@ -23,13 +24,18 @@ class Mutant(ReferenceModel):
 
     name: ClassVar[str]
     targets: ClassVar[tuple[str, ...]] = BOTH
-    #: Why the oracle cannot catch this mutant yet (the test then expects it to survive), else None.
+    #: The contract rules that explain the deviation: every failing case must name one of them.
+    rules: ClassVar[tuple[str, ...]]
+    #: The oracle's diagnosis of this deviation, where it has one: some failing case must report it.
+    diagnosis: ClassVar[str | None] = None
 
 
 class IgnoresValidItems(Mutant):
     """Every item counts as valid: Load reads the whole tile, Store writes it."""
 
     name = "ignores-valid-items"
+    rules = ("valid-prefix",)
+    diagnosis = "past-valid"
 
     def is_valid(self, call: Call, index: Array) -> Array:
         return np.ones(index.shape, dtype=bool)
@@ -40,6 +46,7 @@ class TransposeMovesInvalidSlots(Mutant):
     of the slot that held its tile index in striped order (what raw CUB does)."""
 
     name = "transpose-moves-invalid-slots"
+    rules = ("invalid-keep",)
     targets = LOAD
 
     def transposed_slot(self, call: Call, index: Array, exchanged: Array,
@@ -51,6 +58,8 @@ class FullTilePathAtTileMinusOne(Mutant):
     """The unguarded full-tile path is taken from valid_items >= tile - 1 on (off by one)."""
 
     name = "full-tile-path-at-tile-1"
+    rules = ("valid-prefix",)
+    diagnosis = "past-valid"
 
     def is_valid(self, call: Call, index: Array) -> Array:
         return (index < call.valid) | (call.valid >= call.spec.tile - 1)
@@ -60,6 +69,8 @@ class GuardInclusive(Mutant):
     """The guard is index <= valid_items: one item past the valid prefix moves too."""
 
     name = "guard-inclusive"
+    rules = ("valid-prefix",)
+    diagnosis = "past-valid"
 
     def is_valid(self, call: Call, index: Array) -> Array:
         return index <= call.valid
@@ -69,6 +80,8 @@ class StripedAsBlocked(Mutant):
     """The striped arrangement is mapped as blocked (item i of rank r at r*ipt + i)."""
 
     name = "striped-as-blocked"
+    rules = ("arrangement",)
+    diagnosis = "striped-as-blocked"
 
     def striped_index(self, call: Call, item: int) -> Array:
         return self.blocked_index(call, item)
@@ -78,6 +91,8 @@ class RankYMajor(Mutant):
     """The primitive ranks threads y-fastest, y + by*(x + bx*z), while its caller ranks them x-fastest."""
 
     name = "rank-y-major"
+    rules = ("rank-order",)
+    diagnosis = "rank-y-major"
 
     def rank(self, block: tuple[int, ...], x: Array, y: Array, z: Array) -> Array:
         bx, by, bz = (*block, 1, 1)[:3]
@@ -88,6 +103,8 @@ class StorePastValidPrefix(Mutant):
     """Store guards whole threads: valid_items rounded up to a multiple of items_per_thread is written."""
 
     name = "store-past-valid-prefix"
+    rules = ("valid-prefix",)
+    diagnosis = "past-valid"
     targets = STORE
 
     def is_valid(self, call: Call, index: Array) -> Array:
@@ -101,6 +118,8 @@ class OobDefaultWhenAbsent(Mutant):
     """Load fills invalid slots with the oob value even when the caller passed no oob_default."""
 
     name = "oob-default-when-absent"
+    rules = ("invalid-keep",)
+    diagnosis = "oob-when-absent"
     targets = LOAD
 
     def invalid_slot(self, call: Call, old: Array) -> Array:
@@ -111,6 +130,8 @@ class OobDefaultNotApplied(Mutant):
     """Load ignores oob_default: invalid slots keep their earlier value."""
 
     name = "oob-default-not-applied"
+    rules = ("oob-fill",)
+    diagnosis = "oob-ignored"
     targets = LOAD
 
     def invalid_slot(self, call: Call, old: Array) -> Array:
@@ -121,6 +142,8 @@ class OffsetIgnored(Mutant):
     """The offset argument is dropped: the tile starts at the base pointer."""
 
     name = "offset-ignored"
+    rules = ("offset",)
+    diagnosis = "offset-ignored"
 
     def tile_offset(self, offset: Array, itemsize: int) -> Array:
         return np.zeros_like(offset, dtype=np.int64)
@@ -130,6 +153,8 @@ class OffsetInBytes(Mutant):
     """The offset is taken in bytes, not elements."""
 
     name = "offset-in-bytes"
+    rules = ("offset",)
+    diagnosis = "offset-in-bytes"
 
     def tile_offset(self, offset: Array, itemsize: int) -> Array:
         return offset.astype(np.int64) // itemsize
@@ -140,12 +165,13 @@ class ThirtyTwoBitRegisters(Mutant):
     precision."""
 
     name = "dtype-through-32-bits"
+    rules = ("bit-exact",)
 
     def register(self, values: Array) -> Array:
         if values.dtype.itemsize <= 4:
             return values
         narrow = np.dtype(np.float32) if values.dtype.kind == "f" else np.dtype(f"{values.dtype.kind}4")
-        with np.errstate(invalid="ignore"):  # NaN sources: the mutant's cast is the point
+        with np.errstate(invalid="ignore", over="ignore"):  # NaN and huge sources: the cast is the point
             return values.astype(narrow).astype(values.dtype)
 
 
@@ -153,6 +179,7 @@ class VectorizeIgnoresAlignment(Mutant):
     """vectorize issues wide accesses at any offset, and the hardware drops the address's low bits."""
 
     name = "vectorize-misaligned-wide"
+    rules = ("vectorize-fallback",)
 
     def wide_access(self, addr: Array, width: int) -> tuple[Array, Array]:
         return np.ones(addr.shape, dtype=bool), addr - addr % width
@@ -162,6 +189,8 @@ class VectorizeWidePartialChunk(Mutant):
     """vectorize moves a whole chunk wide when only its first item is valid."""
 
     name = "vectorize-wide-partial-chunk"
+    rules = ("valid-prefix",)
+    diagnosis = "past-valid"
 
     def chunk_valid(self, call: Call, index: Array, width: int) -> Array:
         return self.is_valid(call, index)
@@ -171,6 +200,7 @@ class InvalidSlotsZeroed(Mutant):
     """Load zero-fills the payload before reading, so invalid slots without oob_default hold 0."""
 
     name = "invalid-slots-zeroed"
+    rules = ("invalid-keep",)
     targets = LOAD
 
     def invalid_slot(self, call: Call, old: Array) -> Array:
@@ -181,6 +211,8 @@ class LastThreadSkipped(Mutant):
     """The thread of the highest rank does not take part (a ``rank < threads - 1`` loop bound)."""
 
     name = "last-thread-skipped"
+    rules = ("arrangement",)
+    diagnosis = "skipped-thread"
 
     def takes_part(self, call: Call) -> Array:
         return call.rank < call.spec.threads - 1
@@ -190,6 +222,7 @@ class TransposeWithoutBarrier(Mutant):
     """The transpose family reads its scratch without the barrier: other threads' items are stale."""
 
     name = "transpose-without-barrier"
+    rules = ("arrangement",)
 
     def sync(self, scratch: Scratch) -> None:
         pass
@@ -199,6 +232,8 @@ class WarpOriginIgnored(Mutant):
     """warp_transpose forgets the warp's tile origin: every warp exchanges the first warp's items."""
 
     name = "warp-origin-ignored"
+    # In a partial tile the other warps' invalid slots receive the first warp's items: invalid-keep / oob-fill.
+    rules = ("arrangement", "invalid-keep", "oob-fill")
 
     def warp_origin(self, call: Call) -> Array:
         return np.zeros_like(call.rank)
@@ -208,6 +243,7 @@ class StaticsUnchecked(Mutant):
     """Compile accepts every static parameter combination instead of refusing the bad ones."""
 
     name = "statics-unchecked"
+    rules = ("static-parameters",)
 
     def compile(self, spec: coop.KernelSpec) -> coop.KernelSpec:
         return spec
@@ -217,6 +253,8 @@ class FloatCanonicalized(Mutant):
     """Floats pass through an arithmetic move (x + 0): -0.0 becomes +0.0 and NaN payloads are quieted."""
 
     name = "float-canonicalized"
+    rules = ("bit-exact",)
+    diagnosis = "floats-canonicalized"
 
     def register(self, values: Array) -> Array:
         if values.dtype.kind != "f":
@@ -226,10 +264,97 @@ class FloatCanonicalized(Mutant):
         return moved
 
 
+class TopBitsDropped(Mutant):
+    """Integer items lose their two top bits on the way through (a narrowing mask, a signed shift): only
+    data that sets those bits shows it."""
+
+    name = "top-bits-dropped"
+    rules = ("bit-exact",)
+    diagnosis = "high-bits-dropped"
+
+    def register(self, values: Array) -> Array:
+        if values.dtype.kind == "f":
+            return values
+        raw = values.view(np.dtype(f"uint{values.dtype.itemsize * 8}"))
+        top = raw.dtype.type(0b11 << (values.dtype.itemsize * 8 - 2))
+        return (raw & ~top).view(values.dtype)
+
+
+class ResultIntoInputs(Mutant):
+    """Load zero-fills invalid slots and writes its result into the caller's ``init`` (returning it), Store
+    clears its ``items`` after the store: a judge that read the inputs after the launch would see nothing."""
+
+    name = "result-into-inputs"
+    rules = ("inputs-unmodified",)
+
+    def invalid_slot(self, call: Call, old: Array) -> Array:
+        return np.where(call.has_oob, call.oob, np.zeros_like(old))
+
+    def launch(self, spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch) -> Array:
+        out = super().launch(spec, batch)
+        if isinstance(batch, coop.LoadBatch):
+            batch.init[:] = out
+            return np.asarray(batch.init)
+        batch.items[:] = 0
+        return out
+
+
+class OutputTruncated(Mutant):
+    """The launch copies one element too few back to the host."""
+
+    name = "output-truncated"
+    rules = ("output-abi",)
+
+    def launch(self, spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch) -> Array:
+        return super().launch(spec, batch)[:-1]
+
+
+class OutputWidened(Mutant):
+    """The launch returns its result widened to 64 bits (int64 / float64): same values, another ABI."""
+
+    name = "output-widened"
+    rules = ("output-abi",)
+
+    def launch(self, spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch) -> Array:
+        out = super().launch(spec, batch)
+        with np.errstate(invalid="ignore"):
+            return out.astype(np.float64 if out.dtype.kind == "f" else np.int64)
+
+
+class ThreeDimWideIptDropsLast(Mutant):
+    """On 3-D blocks with 7 or more items per thread the guard counts one valid item too few: a bug of one
+    pair of kernel axes (block x ipt), which only an all-pairs profile is sure to meet."""
+
+    name = "3d-wide-ipt-guard"
+    rules = ("valid-prefix",)
+    diagnosis = "valid-off-by-one"
+
+    def is_valid(self, call: Call, index: Array) -> Array:
+        spec = call.spec
+        if len(spec.block) == 3 and spec.items_per_thread >= 7:
+            return index < call.valid - 1
+        return super().is_valid(call, index)
+
+
+class WarpShareBoundary(Mutant):
+    """valid_items one past a whole number of warp shares (32 * ipt) loses that last item: a boundary that
+    sampled valid_items almost never hits."""
+
+    name = "warp-share-boundary"
+    rules = ("valid-prefix",)
+    diagnosis = "valid-off-by-one"
+
+    def is_valid(self, call: Call, index: Array) -> Array:
+        share = WARP_SIZE * call.spec.items_per_thread
+        valid = np.where((call.valid > share) & (call.valid % share == 1), call.valid - 1, call.valid)
+        return index < valid
+
+
 MUTANTS: tuple[type[Mutant], ...] = (
     IgnoresValidItems, TransposeMovesInvalidSlots, FullTilePathAtTileMinusOne, GuardInclusive,
     StripedAsBlocked, RankYMajor, StorePastValidPrefix, OobDefaultWhenAbsent, OobDefaultNotApplied,
     OffsetIgnored, OffsetInBytes, ThirtyTwoBitRegisters, VectorizeIgnoresAlignment, VectorizeWidePartialChunk,
     InvalidSlotsZeroed, LastThreadSkipped,
     TransposeWithoutBarrier, WarpOriginIgnored, StaticsUnchecked, FloatCanonicalized,
+    TopBitsDropped, ResultIntoInputs, OutputTruncated, OutputWidened, ThreeDimWideIptDropsLast, WarpShareBoundary,
 )

@@ -3,14 +3,15 @@ per case by the oracle, reject cases compiled and expected to be refused with th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 
 import coop
-import numpy as np
 
 from harness.cases import Case, expand, group_by_kernel
 from harness.contracts import Contract
-from harness.oracles.block_load_store import build_load, build_store, judge_load, judge_store
+from harness.engine import explaining_rules
+from harness.oracles import block_load_store as oracle
 from harness.session import RunConfig
 
 from .model import ReferenceModel
@@ -24,20 +25,11 @@ REJECT_CHECK = "rejects-statics"
 
 
 @dataclass(frozen=True)
-class Launch:
-    """One kernel point's batched launch: its cases (block k runs case k) and its read-only inputs."""
-
-    spec: coop.KernelSpec
-    cases: tuple[Case, ...]
-    batch: coop.LoadBatch | coop.StoreBatch
-
-
-@dataclass(frozen=True)
 class Plan:
     """Everything one contract's profile asks of a backend."""
 
     contract: Contract
-    launches: tuple[Launch, ...]
+    launches: tuple[oracle.Launch, ...]
     rejects: tuple[Case, ...]
 
     @property
@@ -47,54 +39,38 @@ class Plan:
 
 @dataclass(frozen=True)
 class Failure:
-    """A case the model failed: each failed check with the contract rules it enforces, and why."""
+    """A case the model failed: the oracle checks it failed, the rules that explain it, and why."""
 
     case_id: str
-    caught_by: tuple[tuple[str, tuple[str, ...]], ...]  # (oracle check, its rules)
+    checks: tuple[str, ...]
+    rules: tuple[str, ...]
     detail: str
 
     def __str__(self) -> str:
-        rules = [rule for _, rules in self.caught_by for rule in rules]
-        return f"{self.case_id}: {self.detail} [rules: {', '.join(rules)}]"
-
-
-def _read_only(batch: coop.LoadBatch | coop.StoreBatch) -> coop.LoadBatch | coop.StoreBatch:
-    """Freeze the input arrays: a model that writes into them fails loudly instead of poisoning others."""
-    for value in vars(batch).values():
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
-    return batch
+        return f"{self.case_id}: {self.detail} [rules: {', '.join(self.rules)}]"
 
 
 def plan(contract: Contract, profile: str, seed: int = GLOBAL_SEED) -> Plan:
-    """Expand ``contract`` for ``profile`` and build every launch's inputs once."""
+    """Expand ``contract`` for ``profile`` and build every launch's inputs once (kept as the snapshot)."""
     cases = expand(contract, BACKEND, profile)
-    build = build_load if contract.operation == "block.load" else build_store
-    launches = tuple(
-        Launch(spec, tuple(group), _read_only(build(spec, group, seed)))
-        for spec, group in group_by_kernel(c for c in cases if c.reject is None)
-    )
+    launches = tuple(oracle.build(spec, group, seed)
+                     for spec, group in group_by_kernel(c for c in cases if c.reject is None))
     return Plan(contract, launches, tuple(c for c in cases if c.reject is not None))
 
 
-def _caught_by(contract: Contract, checks: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    return tuple((check, tuple(contract.rules_for_check(check))) for check in checks)
-
-
 def failures(model: ReferenceModel, work: Plan) -> list[Failure]:
-    """Every case of ``work`` that ``model`` fails, in case order (reject cases last)."""
+    """Every case of ``work`` that ``model`` fails, in case order (reject cases last).
+
+    Each launch gets its own copy of the inputs, as a GPU gets its own device buffers: a model that
+    writes into them is judged from the plan's untouched snapshot.
+    """
     found: list[Failure] = []
     for launch in work.launches:
-        spec, batch = model.compile(launch.spec), launch.batch
-        out = model.launch(spec, batch)
-        for block, case in enumerate(launch.cases):
-            if isinstance(batch, coop.LoadBatch):
-                judgement = judge_load(spec, batch, out, block)
-            else:
-                judgement = judge_store(spec, batch, batch.dst, out, block)
-            if not judgement:
-                detail = "; ".join(map(str, judgement.violations)) + f" ({judgement.total} wrong)"
-                found.append(Failure(case.id, _caught_by(work.contract, judgement.checks), detail))
+        live = replace(launch, batch=oracle.snapshot(launch.batch))
+        out = model.launch(model.compile(launch.spec), live.batch)
+        for case, verdict in zip(launch.cases, oracle.judge(live, launch.batch, out), strict=True):
+            if not verdict.passed:
+                found.append(Failure(case.id, verdict.checks, explaining_rules(case, verdict), verdict.detail))
     for case in work.rejects:
         assert case.reject is not None
         try:
@@ -105,18 +81,18 @@ def failures(model: ReferenceModel, work: Plan) -> list[Failure]:
             detail = f"refused with rule {exc.rule!r}, expected {case.reject.rule!r}"
         else:
             detail = f"compiled a combination it must refuse with rule {case.reject.rule!r}"
-        found.append(Failure(case.id, _caught_by(work.contract, (REJECT_CHECK,)), detail))
+        found.append(Failure(case.id, (REJECT_CHECK,), tuple(work.contract.rules_for_check(REJECT_CHECK)), detail))
     return found
 
 
 def outline(found: list[Failure]) -> str:
-    """One line for a report: how many cases failed, each failed check with its rules, the first case.
+    """One line for a report: how many cases failed, the rules named (with how many cases), the first case.
 
-    >>> outline([Failure("block.store/m/ipt=2", (("nothing-else-written", ("store-nothing-else",)),), "")])
-    '1 failing case(s) | nothing-else-written: store-nothing-else | first block.store/m/ipt=2'
+    >>> outline([Failure("block.store/m/ipt=2", ("nothing-else-written",), ("store-nothing-else",), "")])
+    '1 failing case(s) | store-nothing-else: 1 | first block.store/m/ipt=2'
     """
     if not found:
         return "no case failed"
-    checks = dict(pair for failure in found for pair in failure.caught_by)
-    parts = [f"{check}: {', '.join(rules)}" for check, rules in sorted(checks.items())]
+    named = Counter(rule for failure in found for rule in failure.rules)
+    parts = [f"{rule}: {n}" for rule, n in sorted(named.items())]
     return " | ".join([f"{len(found)} failing case(s)", *parts, f"first {found[0].case_id}"])

@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     if argv not in (["racy"], ["control"]):
         print("usage: mutants.py racy|control", file=sys.stderr)
         return 2
-    from harness.oracles.block_load_store import compare, expected_load, region
+    from harness.oracles.block_load_store import compare, region, snapshot
     from harness.oracles.values import pattern
 
     spec = TRANSPOSE
@@ -81,9 +81,8 @@ def main(argv: list[str]) -> int:
         offset=np.zeros(n, np.int64), has_oob=np.zeros(n, np.int32),
         oob=pattern(spec.dtype, n, "oob", 0), region=reg,
     )
-    out = adapter.launch(compiled, spec, batch)
-    wrong = sum(compare(out[b * spec.tile:(b + 1) * spec.tile], *expected_load(spec, batch, b)).total
-                for b in range(n))
+    before = snapshot(batch)
+    wrong = int(compare(spec, before, adapter.launch(compiled, spec, batch))[3].sum())
     print(f"{argv[0]}: {compiled.artifacts.kernel_name}, {wrong} of {n * spec.tile} payload slots wrong")
     return 0
 

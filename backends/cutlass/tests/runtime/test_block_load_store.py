@@ -10,7 +10,7 @@ import coop
 import numpy as np
 import pytest
 
-from harness.oracles.block_load_store import compare, expected_load, expected_store, region
+from harness.oracles.block_load_store import block_failures, region, snapshot
 from harness.oracles.values import pattern
 
 ARCH = "sm_90"
@@ -48,27 +48,11 @@ def _store_batch(spec: coop.KernelSpec, seed: int) -> coop.StoreBatch:
     )
 
 
-def _failures(spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch, out: np.ndarray) -> list[str]:
-    found = []
-    for b in range(batch.n_blocks):
-        if isinstance(batch, coop.LoadBatch):
-            got = out[b * spec.tile:(b + 1) * spec.tile]
-            judgement = compare(got, *expected_load(spec, batch, b))
-            controls = f"valid={batch.valid[b]} has_oob={batch.has_oob[b]} offset={batch.offset[b]}"
-        else:
-            got = out[b * batch.region:(b + 1) * batch.region]
-            judgement = compare(got, *expected_store(spec, batch, b, batch.dst))
-            controls = f"valid={batch.valid[b]} offset={batch.offset[b]}"
-        if not judgement:
-            found.append(f"block {b} ({controls}): {judgement.total} wrong, checks {judgement.checks}; "
-                         + "; ".join(map(str, judgement.violations)))
-    return found
-
-
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_kernel_matches_the_oracle(representative: coop.KernelSpec, seed: int, adapter: coop.Adapter) -> None:
     spec = representative
     compiled = adapter.compile(spec, arch=ARCH)
     batch = _load_batch(spec, seed) if spec.operation == "block.load" else _store_batch(spec, seed)
-    failures = _failures(spec, batch, adapter.launch(compiled, spec, batch))
+    before = snapshot(batch)
+    failures = block_failures(spec, before, adapter.launch(compiled, spec, batch))
     assert not failures, f"{compiled.artifacts.kernel_name}: " + "\n".join(failures[:MAX_REPORTED])

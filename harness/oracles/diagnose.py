@@ -1,0 +1,154 @@
+"""Diagnosis of a failing Load/Store block: which known wrong implementation produced exactly its output.
+
+Each hypothesis varies the oracle's own parameters (the rank order, the arrangement, valid_items, the
+offset, what happens to a moved item, which threads take part) and recomputes the whole launch's expected
+output at once; a failing block whose output equals a variant's bit for bit is explained by it. The
+contract's rules name the hypotheses they explain (``matches``), so a failure names those rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import coop
+import numpy as np
+import numpy.typing as npt
+from coop.vocabulary import WARP_SIZE
+
+from harness.oracles.values import raw_view
+
+if TYPE_CHECKING:
+    from harness.oracles.block_load_store import Batch, Launch, Params
+
+#: Hypothesis id -> what a detail line says when a failing output equals its output.
+DIAGNOSES = {
+    "rank-y-major": "rank computed y-major",
+    "striped-as-blocked": "striped read as blocked",
+    "blocked-as-striped": "blocked read as striped",
+    "offset-ignored": "offset ignored",
+    "offset-in-bytes": "offset taken in bytes",
+    "shifted-by-one": "items shifted by one",
+    "other-block-offset": "another block's offset",
+    "valid-off-by-one": "valid_items off by one",
+    "valid-ignored": "valid_items ignored (whole tile)",
+    "past-valid": "items past valid_items moved",
+    "other-block-valid": "another block's valid_items",
+    "high-bits-dropped": "high bits dropped",
+    "floats-canonicalized": "floats canonicalized",
+    "oob-when-absent": "oob_default applied without one",
+    "oob-ignored": "oob_default ignored",
+    "skipped-thread": "a skipped thread",
+    "skipped-warp": "a skipped warp",
+}
+Variant = tuple["Params", npt.NDArray[np.bool_]]  # (parameters, blocks it differs in)
+
+
+def _variants(spec: coop.KernelSpec, snap: Batch, p: Params) -> Iterator[tuple[str, Variant]]:
+    from harness.oracles.block_load_store import tile_index
+
+    everywhere = np.ones(len(p.valid), dtype=bool)
+    if len(spec.block) > 1:
+        yield "rank-y-major", (replace(p, idx=tile_index(spec, y_major=True)), everywhere)
+    if spec.algorithm == "striped":
+        yield "striped-as-blocked", (replace(p, idx=tile_index(spec, algorithm="direct")), everywhere)
+    else:
+        yield "blocked-as-striped", (replace(p, idx=tile_index(spec, algorithm="striped")), everywhere)
+    yield "offset-ignored", (replace(p, offset=np.zeros_like(p.offset)), p.offset != 0)
+    itemsize = np.dtype(spec.dtype).itemsize
+    if itemsize > 1:
+        yield "offset-in-bytes", (replace(p, offset=p.offset // itemsize), p.offset != 0)
+    for step in (1, -1):
+        yield "shifted-by-one", (replace(p, offset=p.offset + step), p.offset + step >= 0)
+    for other in np.unique(p.offset):
+        yield "other-block-offset", (replace(p, offset=np.full_like(p.offset, other)), p.offset != other)
+    for step in (1, -1):
+        off = np.clip(p.valid + step, 0, spec.tile)
+        yield "valid-off-by-one", (replace(p, valid=off), off != p.valid)
+    yield "valid-ignored", (replace(p, valid=np.full_like(p.valid, spec.tile)), p.valid != spec.tile)
+    for other in np.unique(p.valid):
+        yield "other-block-valid", (replace(p, valid=np.full_like(p.valid, other)), p.valid != other)
+    bits = itemsize * 8
+    for keep in sorted({bits - 1, bits - 2, bits // 2, *(k for k in (8, 16, 32) if k < bits)}):
+        yield "high-bits-dropped", (replace(p, moved=_low_bits(keep)), everywhere)
+    if np.dtype(spec.dtype).kind == "f":
+        yield "floats-canonicalized", (replace(p, moved=_canonical), everywhere)
+    if isinstance(snap, coop.LoadBatch):
+        yield "oob-when-absent", (replace(p, has_oob=np.ones_like(p.has_oob)), ~p.has_oob)
+        yield "oob-ignored", (replace(p, has_oob=np.zeros_like(p.has_oob)), p.has_oob)
+
+
+def _low_bits(keep: int) -> Callable[[np.ndarray], np.ndarray]:
+    def moved(items: np.ndarray) -> np.ndarray:
+        raw = raw_view(np.ascontiguousarray(items))
+        return (raw & raw.dtype.type((1 << keep) - 1)).view(items.dtype)  # type: ignore[no-any-return]
+    return moved
+
+
+def _canonical(items: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # signalling NaNs quieten: that is the hypothesis
+        return items + items.dtype.type(0)  # type: ignore[no-any-return]
+
+
+def explain(spec: coop.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_], launch: Launch,
+            bad: npt.NDArray[np.bool_]) -> dict[int, tuple[str, ...]]:
+    """Block -> the hypotheses whose output its output equals exactly (only blocks with wrong output)."""
+    from harness.oracles.block_load_store import expected, params_of
+
+    blocks = bad & wrong.any(axis=1)
+    found: dict[int, list[str]] = {}
+    if not blocks.any():
+        return {}
+    got_raw = raw_view(np.ascontiguousarray(got))
+    for name, (params, differs) in _variants(spec, snap, params_of(spec, snap)):
+        rows = blocks & differs
+        if not rows.any():
+            continue
+        alt, _ = expected(spec, snap, params)
+        same = (raw_view(np.ascontiguousarray(alt)) == got_raw).all(axis=1) & rows
+        for b in np.flatnonzero(same):
+            if name not in found.setdefault(int(b), []):
+                found[int(b)].append(name)
+    for block, name in [*_skipped(spec, snap, got, wrong, blocks), *_past_valid(spec, snap, got_raw, wrong, blocks)]:
+        if name not in found.setdefault(block, []):
+            found[block].append(name)
+    return {b: tuple(names) for b, names in found.items()}
+
+
+def _past_valid(spec: coop.KernelSpec, snap: Batch, got_raw: np.ndarray, wrong: npt.NDArray[np.bool_],
+                blocks: npt.NDArray[np.bool_]) -> Iterator[tuple[int, str]]:
+    """Blocks whose every wrong element holds what a whole-tile move would put there: the guard let items
+    past valid_items through (a rounded-up or inclusive guard, a wide access over a partial chunk)."""
+    from harness.oracles.block_load_store import expected, params_of
+
+    p = params_of(spec, snap)
+    whole, _ = expected(spec, snap, replace(p, valid=np.full_like(p.valid, spec.tile)))
+    explained = (raw_view(np.ascontiguousarray(whole)) == got_raw) | ~wrong
+    yield from ((int(b), "past-valid") for b in np.flatnonzero(blocks & explained.all(axis=1)))
+
+
+def _skipped(spec: coop.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_],
+             blocks: npt.NDArray[np.bool_]) -> Iterator[tuple[int, str]]:
+    """Blocks whose wrong elements all belong to one thread (or one warp) that left them as they were."""
+    from harness.oracles.block_load_store import params_of
+
+    p = params_of(spec, snap)
+    n, ipt = snap.n_blocks, spec.items_per_thread
+    if isinstance(snap, coop.LoadBatch):
+        thread = np.broadcast_to(np.arange(spec.tile) // ipt, wrong.shape)
+        before = np.asarray(snap.init).reshape(n, -1)
+    else:
+        rank_of_index = np.empty(spec.tile, dtype=np.int64)
+        rank_of_index[p.idx] = np.arange(spec.tile) // ipt
+        k = np.clip(np.arange(snap.region)[None, :] - p.offset[:, None], 0, spec.tile - 1)
+        thread = rank_of_index[k]
+        before = np.asarray(snap.dst).reshape(n, -1)
+    untouched = ((raw_view(np.ascontiguousarray(got)) == raw_view(np.ascontiguousarray(before))) | ~wrong).all(axis=1)
+    explained = np.zeros(n, dtype=bool)
+    for unit, name in ((1, "skipped-thread"), (WARP_SIZE, "skipped-warp")):
+        who = np.where(wrong, thread // unit, -1)
+        lo = np.where(wrong, who, np.iinfo(np.int64).max).min(axis=1)
+        one = blocks & untouched & (lo == who.max(axis=1)) & ~explained
+        explained |= one
+        yield from ((int(b), name) for b in np.flatnonzero(one))

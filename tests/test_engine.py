@@ -1,0 +1,122 @@
+"""The engine charges a backend only with what its adapter did: harness errors stop the run with a message
+naming the group and record nothing; an output off the ABI is a Fail of every case of its launch."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import coop
+import numpy as np
+import pytest
+
+from harness.cases import group_by_kernel
+from harness.cli import main
+from harness.contracts import load_contracts
+from harness.engine import Engine
+from harness.errors import HarnessError
+from harness.journal import CaseRecord, Record, final_cases, read_journal
+from harness.lanes import lane_cases
+from harness.oracles import block_load_store as oracle
+from harness.statuses import Status
+from tests.support.model_backend import ModelAdapter
+
+
+def _group(contracts: Path, lane: str, contract_id: str = "block.load"):
+    contract = next(c for c in load_contracts(contracts) if c.id == contract_id)
+    cases = [c for c in lane_cases(contract, "model", "pr", lane) if c.reject is None]
+    return next(iter(group_by_kernel(cases)))
+
+
+def _engine(lane: str, adapter: object, emitted: list[Record]) -> Engine:
+    return Engine(adapter, lane, 1, emitted.append)  # type: ignore[arg-type]
+
+
+def test_an_oracle_failure_is_the_harnesss_error_and_records_nothing(small_contracts: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    spec, cases = _group(small_contracts, "simulator")
+    monkeypatch.setattr(oracle, "expected", None)  # the oracle now fails inside itself
+    emitted: list[Record] = []
+    with pytest.raises(HarnessError, match=r"the harness failed on this group \(no verdict charged to model\): "
+                                           r"TypeError.*\(at harness/oracles/block_load_store.py:\d+\)"):
+        _engine("simulator", ModelAdapter(), emitted).run_group(spec, cases)
+    assert not [r for r in emitted if isinstance(r, CaseRecord)]
+
+
+def test_a_missing_inspector_dependency_is_one_message(small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec, cases = _group(small_contracts, "host")
+    monkeypatch.setitem(sys.modules, "harness.inspect", None)  # what a missing optional dependency looks like
+    emitted: list[Record] = []
+    with pytest.raises(HarnessError, match=r"'inspect' extra"):
+        _engine("host", ModelAdapter(), emitted).run_group(spec, cases)
+    assert not emitted
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_harness_error_in_a_run_exits_2_and_charges_nothing(small_contracts: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "harness.inspect", None)
+    journal = tmp_path / "j.jsonl"
+    code = main(["run", "--lane", "host", "--backend", "model", "--contracts", str(small_contracts),
+                 "--journal", str(journal), "--no-isolate"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "'inspect' extra" in err and len(err.strip().splitlines()) == 1
+    assert {r.status for r in final_cases(read_journal(journal)).values()} <= {Status.PASS}  # the rejects ran
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "many"])
+def test_max_blocks_is_checked_where_it_is_parsed(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--lane", "host", "--max-blocks", value])
+    assert stop.value.code == 2
+    assert "--max-blocks" in capsys.readouterr().err
+
+
+class ShortOutput(ModelAdapter):
+    """Returns one element too few: the launch broke the ABI, every one of its cases fails."""
+
+    def launch(self, compiled: coop.KernelSpec, spec: coop.KernelSpec,
+               batch: coop.LoadBatch | coop.StoreBatch) -> np.ndarray:
+        return super().launch(compiled, spec, batch)[:-1]
+
+
+def test_an_output_off_the_abi_fails_every_case_of_its_launch_by_rule(small_contracts: Path) -> None:
+    spec, cases = _group(small_contracts, "simulator", "block.store")
+    records = _engine("simulator", ShortOutput(), []).run_group(spec, cases)
+    assert {r.status for r in records} == {Status.FAIL} and len(records) == len(cases)
+    assert {r.rules for r in records} == {("output-abi",)}
+    assert "launch returned int16[" in records[0].detail and "the ABI says int16[" in records[0].detail
+
+
+class RaisesInUnsupported(ModelAdapter):
+    def unsupported_reason(self, spec: coop.KernelSpec) -> str | None:
+        raise KeyError(spec.algorithm)
+
+
+def test_an_adapter_that_raises_while_declaring_support_crashes_its_group(small_contracts: Path) -> None:
+    spec, cases = _group(small_contracts, "simulator")
+    records = _engine("simulator", RaisesInUnsupported(), []).run_group(spec, cases)
+    assert {r.status for r in records} == {Status.CRASH}
+    assert records[0].detail.startswith("unsupported_reason failed: KeyError")
+
+
+class CorruptsBlockZero(ModelAdapter):
+    """A position-dependent bug: the first block of every launch gets one bit flipped."""
+
+    def launch(self, compiled: coop.KernelSpec, spec: coop.KernelSpec,
+               batch: coop.LoadBatch | coop.StoreBatch) -> np.ndarray:
+        out = super().launch(compiled, spec, batch)
+        out.view(np.uint8)[0] ^= 1
+        return out
+
+
+def test_a_position_dependent_bug_is_charged_to_other_cases_under_another_seed(small_contracts: Path) -> None:
+    spec, cases = _group(small_contracts, "simulator")
+    failing = []
+    for seed in (1, 2, 3):
+        engine = Engine(CorruptsBlockZero(), "simulator", seed, lambda record: None)
+        failing.append({r.id for r in engine.run_group(spec, cases) if r.status is Status.FAIL})
+    assert all(len(ids) == 1 for ids in failing)
+    assert len(set().union(*failing)) > 1, "block 0 ran the same case under every seed"
