@@ -26,6 +26,9 @@ PROFILES = ("full", "pr", "smoke")
 #: Covering strength per sub-profile: pr holds every pair of values of every two kernel axes, smoke every
 #: value of every kernel axis (for the slow host executors: numba's CUDA simulator runs a thread a time).
 COVERING = {"pr": 2, "smoke": 1}
+#: The valid_items boundaries the smoke profile keeps (the simulator's budget): the edges of the tile, one
+#: past a thread's share of the block and of a warp's, one random value.
+SMOKE_VALID = ("full", "zero", "one", "tile-1", "threads+1", "warp+1", "rand.1")
 #: The global seed unless a run names another; every case seed derives from it and the case id.
 DEFAULT_SEED = 20261129
 #: Element offsets of the offset classes: 32 elements is 16-byte aligned for every dtype.
@@ -157,7 +160,8 @@ def _covering(grid: list[tuple[tuple[str, Any], ...]], strength: int) -> list[tu
 
 def expand(contract: Contract, backend: str, profile: str) -> list[Case]:
     """Every case of one contract for one backend and profile, rejections included."""
-    cases = [case for point in kernel_points(contract, profile) for case in point_cases(contract, backend, point)]
+    cases = [case for point in kernel_points(contract, profile)
+             for case in point_cases(contract, backend, point) if profile != "smoke" or case["valid"] in SMOKE_VALID]
     for rej in contract.rejects:
         cases.append(reject_case(contract, backend, rej))
     _check_unique(cases, contract)
