@@ -38,7 +38,6 @@ class Engine:
     emit: Emit
     arch: str = "sm_90"
     max_blocks: int = 4096
-    resolve: Callable[[CaseRecord], CaseRecord] = field(default=lambda record: record)
     _compiled: dict[Hashable, Any] = field(default_factory=dict)
     _compile_errors: dict[Hashable, str] = field(default_factory=dict)
     _inspected: dict[Hashable, tuple[str | None, list[str]]] = field(default_factory=dict)
@@ -59,7 +58,6 @@ class Engine:
                 verdicts = self._inspect(spec, rest)
             share = (time.perf_counter() - started) / len(rest)
             records += [_with_seconds(r, share) for r in verdicts]
-        records = [self.resolve(r) for r in records]
         for record in records:
             self.emit(record)
         return records
