@@ -20,19 +20,13 @@ from harness import caseid
 from harness.cases import DEFAULT_SEED, PROFILES, expand, group_by_kernel, kernel_points
 from harness.contracts import contracts_dir, load_contracts
 from harness.errors import HarnessError
+from harness.expectations import Verdict
 from harness.fingerprint import gpu_present
-from harness.journal import final_cases, read_journal
 from harness.lanes import LANE_OUT_ENV, LANES, SANITIZER_TOOLS, lane_kind
+from harness.options import positive_int
 from harness.oracles.block_load_store import blocks_per_case
 from harness.report.cli import register as register_report
-from harness.session import (
-    RunConfig,
-    expectation_problems,
-    positive_int,
-    resolve_backends,
-    run_worker,
-    supervise,
-)
+from harness.session import RunConfig, resolve_backends, resolve_journals, run_worker, supervise
 
 ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
 
@@ -80,9 +74,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def summarize(journals: list[Path]) -> tuple[Counter[tuple[str, str, str]], int]:
+def summarize(finals: dict[str, Verdict]) -> tuple[Counter[tuple[str, str, str]], int]:
     """Counts by (contract, backend, status), and how many cases are not accepted."""
-    finals = {cid: r for journal in journals for cid, r in final_cases(read_journal(journal)).items()}
     counts: Counter[tuple[str, str, str]] = Counter()
     for record in finals.values():
         contract, backend, _ = caseid.parse(record.id)
@@ -97,6 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise HarnessError(f"lane {config.lane} runs under compute-sanitizer: use "
                            f"`python -m harness.sanitizer lane --tool {tool}` (or `tox -e {config.lane}`)")
     config.backends = resolve_backends(config.backends)  # before any worker starts: one clear error
+    ledger = config.ledger()  # so is an unreadable expectations file
     if args.ids_file:
         config.only_ids = frozenset(args.ids_file.read_text(encoding="utf-8").split())
     out = Path(os.environ.get(LANE_OUT_ENV, "reports/out"))
@@ -115,11 +109,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             for done in [pool.submit(supervise, s, j, args.group_timeout) for s, j in zip(shards, journals,
                                                                                         strict=True)]:
                 done.result()
-    counts, not_accepted = summarize(journals)
+    finals, problems = resolve_journals(ledger, journals)
+    counts, not_accepted = summarize(finals)
     print(f"lane {config.lane}, profile {config.profile}, journal(s) {', '.join(map(str, journals))}")
     for (contract, backend, status), n in sorted(counts.items()):
         print(f"  {contract:<12} {backend:<11} {status:<15} {n:>7}")
-    problems = expectation_problems(config, journals)
     for problem in problems:
         print(f"expectation: {problem}", file=sys.stderr)
     total = sum(counts.values())

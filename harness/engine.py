@@ -49,7 +49,6 @@ class Engine:
     emit: Emit
     arch: str = "sm_90"
     max_blocks: int = 4096
-    resolve: Callable[[CaseRecord], CaseRecord] = field(default=lambda record: record)
     _compiled: dict[Hashable, Any] = field(default_factory=dict)
     _compile_errors: dict[Hashable, str] = field(default_factory=dict)
     _inspected: dict[Hashable, tuple[str | None, list[str]]] = field(default_factory=dict)
@@ -68,7 +67,6 @@ class Engine:
         except Exception as exc:
             raise HarnessError(f"{cases[0].kernel_id}: the harness failed on this group (no verdict charged to "
                                f"{self.adapter.name}): {_where(exc)}") from exc
-        records = [self.resolve(r) for r in records]
         for record in records:
             self.emit(record)
         return records

@@ -1,14 +1,18 @@
 """Expectations (waivers) as data: a case-id pattern, the status expected, environment tags, bug, expiry.
 
-An expectation maps a matching verdict: the expected status becomes ExpectedFail (or a declared
-NotSupported), a Pass becomes UnexpectedPass. Expired entries and entries that match no case of a
-run they apply to are errors, listed together.
+Journals hold the backends' own verdicts; :meth:`Ledger.resolve` is the one place an expectation
+maps one, for every reader (the run's summary, the pytest items, reports, diff, bundle, verify).
+A live entry turns its expected status into ExpectedFail (or a declared NotSupported) and a Pass
+into UnexpectedPass; a ``Flake`` entry declares a known flaky case, whose failures become accepted
+Flakes. An entry past its expiry waives nothing. Expired entries and live entries that match no
+case of a run they apply to are errors, listed together.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field, replace
+from collections import Counter
+from dataclasses import dataclass, field, fields, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -16,10 +20,12 @@ from harness import caseid
 from harness.datafile import read_toml
 from harness.errors import ExpectationError
 from harness.journal import CaseRecord
-from harness.statuses import Status
+from harness.statuses import ACCEPTED, DECLARABLE, EARNED, Status
 
-EXPECTABLE = {Status.FAIL, Status.COMPILE_ERROR, Status.CRASH, Status.TIMEOUT, Status.SANITIZER_ERROR,
-              Status.NOT_SUPPORTED}
+#: Statuses a verdict may be expected to end in; a Flake entry declares a case that fails intermittently.
+EXPECTABLE = (EARNED - {Status.PASS}) | {Status.FLAKE}
+#: The verdicts a declared Flake accepts: any failure (a pass is a pass, a NotSupported is no flake).
+FLAKY = EARNED - {Status.PASS, Status.NOT_SUPPORTED}
 TAG_KEYS = ("backend", "lane", "arch", "toolkit")
 FIELDS = {"cases", "status", "tags", "bug", "expires", "reason"}
 
@@ -35,14 +41,27 @@ class Expectation:
     reason: str
 
 
-def load_expectations(path: Path) -> list[Expectation]:
-    """Parse and validate ``path``; every problem names the entry and the field."""
+@dataclass(frozen=True)
+class Verdict(CaseRecord):
+    """A case record as a reader sees it, the expectations applied; only :meth:`Ledger.resolve` makes one."""
+
+    waiver: str | None = None  # bug link of the live expectation that waived or declared it
+
+    @property
+    def accepted(self) -> bool:
+        """Whether a fail-closed lane accepts it: a pass, an expected failure, a declared NotSupported or Flake."""
+        return self.status in ACCEPTED or (self.status in DECLARABLE and self.waiver is not None)
+
+
+def load_expectations(path: Path, shown: str | None = None) -> list[Expectation]:
+    """Parse and validate ``path`` (named ``shown`` in messages); every problem names the entry and the field."""
     data = read_toml(path, ExpectationError)
+    name = shown or str(path)
     if data.get("schema") != 1:
-        raise ExpectationError(f"{path}: schema: expected 1")
+        raise ExpectationError(f"{name}: schema: expected 1")
     found = []
     for i, entry in enumerate(data.get("expect", [])):
-        where = f"{path}: expect[{i}]"
+        where = f"{name}: expect[{i}]"
         missing, unknown = FIELDS - {"tags"} - set(entry), set(entry) - FIELDS
         if missing or unknown:
             raise ExpectationError(f"{where}: missing {sorted(missing)} / unknown {sorted(unknown)} fields")
@@ -67,45 +86,68 @@ def load_expectations(path: Path) -> list[Expectation]:
 
 @dataclass
 class Ledger:
-    """Applies expectations to verdicts and remembers which entries matched."""
+    """Applies expectations to the verdicts of runs tagged ``env``, dated ``today``; remembers what matched.
+
+    :meth:`under` gives the ledger of another run (other tags) that shares what this one matched, so a
+    report over several lanes judges every entry over all of them.
+    """
 
     expectations: list[Expectation]
-    env: dict[str, str]  # lane, arch, toolkit of this run
-    matched: set[str] = field(default_factory=set)
-    backends_seen: set[str] = field(default_factory=set)
+    env: dict[str, str] = field(default_factory=dict)  # lane, arch, toolkit of the run
+    today: dt.date = field(default_factory=dt.date.today)
+    matched: Counter[str] = field(default_factory=Counter)  # entry -> verdicts whose id it matched
+    applicable: set[str] = field(default_factory=set)  # entries that apply to a backend and run seen
 
-    def _applies(self, exp: Expectation, backend: str) -> bool:
-        tags = {**self.env, "backend": backend}
-        return all(tags.get(k) == v for k, v in exp.tags.items())
+    def under(self, env: dict[str, str]) -> Ledger:
+        return Ledger(self.expectations, env, self.today, self.matched, self.applicable)
 
-    def match(self, case_id: str) -> Expectation | None:
-        """The first expectation that applies to ``case_id`` (remembered as matched)."""
-        backend = caseid.parse(case_id)[1]
-        self.backends_seen.add(backend)
+    def live(self, exp: Expectation) -> bool:
+        return exp.expires >= self.today
+
+    def unmatched(self, exp: Expectation) -> bool:
+        """A live entry that applies to a run seen but matched none of its cases (stale: an error)."""
+        return self.live(exp) and exp.where in self.applicable and not self.matched[exp.where]
+
+    def _matching(self, case_id: str) -> list[Expectation]:
+        """The entries whose tags and pattern match ``case_id``, in file order (each remembered)."""
+        tags = {**self.env, "backend": caseid.parse(case_id)[1]}
+        found = []
         for exp in self.expectations:
-            if self._applies(exp, backend) and fnmatchcase(case_id, exp.cases):
-                self.matched.add(exp.where)
-                return exp
-        return None
+            if all(tags.get(k) == v for k, v in exp.tags.items()):
+                self.applicable.add(exp.where)
+                if fnmatchcase(case_id, exp.cases):
+                    self.matched[exp.where] += 1
+                    found.append(exp)
+        return found
 
-    def resolve(self, record: CaseRecord) -> CaseRecord:
-        exp = self.match(record.id)
-        if exp is not None:
-            if record.status is exp.status:
-                status = Status.NOT_SUPPORTED if exp.status is Status.NOT_SUPPORTED else Status.EXPECTED_FAIL
-                return replace(record, status=status, waiver=exp.bug)
-            if record.status is Status.PASS:
-                return replace(record, status=Status.UNEXPECTED_PASS, waiver=exp.bug,
-                               detail=f"expected {exp.status} ({exp.bug}), but passed")
-            return replace(record, detail=f"{record.detail} (expected {exp.status} per {exp.bug})")
-        return record
+    def resolve(self, record: CaseRecord) -> Verdict:
+        """``record`` with the first live matching expectation applied (an expired one only leaves a note)."""
+        matching = self._matching(record.id)
+        verdict = Verdict(**{f.name: getattr(record, f.name) for f in fields(CaseRecord)})
+        exp = next((e for e in matching if self.live(e)), None)
+        if exp is None:
+            if not matching:
+                return verdict
+            old = matching[0]
+            return replace(verdict, detail=_noted(record.detail, f"expectation {old.where} expired on "
+                                                                 f"{old.expires}: it waives nothing"))
+        if exp.status is Status.FLAKE:
+            return replace(verdict, status=Status.FLAKE, waiver=exp.bug) if record.status in FLAKY else verdict
+        if record.status is exp.status:
+            status = Status.NOT_SUPPORTED if exp.status is Status.NOT_SUPPORTED else Status.EXPECTED_FAIL
+            return replace(verdict, status=status, waiver=exp.bug)
+        if record.status is Status.PASS:
+            return replace(verdict, status=Status.UNEXPECTED_PASS, waiver=exp.bug,
+                           detail=f"expected {exp.status} ({exp.bug}), but passed")
+        return replace(verdict, detail=_noted(record.detail, f"expected {exp.status} per {exp.bug}"))
 
-    def problems(self, today: dt.date | None = None) -> list[str]:
-        """Expired entries, and applicable entries that matched nothing in this run."""
-        today = today or dt.date.today()
+    def problems(self) -> list[str]:
+        """Expired entries, and live entries that apply to a run seen but matched none of its cases."""
         out = [f"{e.where}: expired on {e.expires} ({e.bug}): {e.cases}" for e in self.expectations
-               if e.expires < today]
-        out += [f"{e.where}: matched no case of this run: {e.cases}" for e in self.expectations
-                if e.where not in self.matched and e.expires >= today
-                and any(self._applies(e, b) for b in self.backends_seen)]
+               if not self.live(e)]
+        out += [f"{e.where}: matched no case of this run: {e.cases}" for e in self.expectations if self.unmatched(e)]
         return out
+
+
+def _noted(detail: str, note: str) -> str:
+    return f"{detail} ({note})" if detail else note

@@ -21,9 +21,10 @@ from harness.cases import DEFAULT_SEED, PROFILES, Case
 from harness.contracts import KERNEL_AXES, contracts_dir, load_contracts
 from harness.engine import Engine
 from harness.errors import CaseIdError, HarnessError
-from harness.journal import CaseRecord, EndRecord, JournalWriter, SessionRecord
+from harness.journal import CaseRecord, EndRecord, GroupRecord, JournalWriter, Record
 from harness.lanes import lane_cases
-from harness.session import RunConfig, positive_int, resolve_backends
+from harness.options import positive_int
+from harness.session import RunConfig, resolve_backends
 from harness.statuses import Status
 
 SETTINGS = pytest.StashKey[tuple[RunConfig, Path | None]]()
@@ -51,7 +52,8 @@ class CaseFailure(Exception):
 
 
 class CaseRunner:
-    """Per-process engines and verdicts; a group runs on the first request for any of its cases."""
+    """Per-process engines and the backends' own verdicts; a group runs on the first request for any of its
+    cases. The journal gets the group announced, then its verdicts; items apply the expectations."""
 
     def __init__(self, config: RunConfig, journal: Path | None) -> None:
         self.config = config
@@ -63,8 +65,11 @@ class CaseRunner:
         if self.writer:
             from harness.fingerprint import fingerprint
 
-            self.writer.write(SessionRecord(config.lane, config.profile, config.seed, tuple(config.backends),
-                                            fingerprint()))
+            self.writer.write(config.session_record(fingerprint()))
+
+    def emit(self, record: Record) -> None:
+        if self.writer:
+            self.writer.write(record)
 
     def cases(self) -> list[Case]:
         found = [c for contract in load_contracts(self.config.contracts_dir) for backend in self.config.backends
@@ -76,15 +81,16 @@ class CaseRunner:
     def verdict(self, case: Case) -> CaseRecord:
         if case.id not in self.verdicts:
             engine = self._engine(case.backend)
-            for record in engine.run_group(case.spec, self.groups[kernel_scope(case.id)]):
+            scope = kernel_scope(case.id)
+            self.emit(GroupRecord(scope, tuple(c.id for c in self.groups[scope])))
+            for record in engine.run_group(case.spec, self.groups[scope]):
                 self.verdicts[record.id] = record
         return self.verdicts[case.id]
 
     def _engine(self, backend: str) -> Engine:
         if backend not in self.engines:
-            emit = self.writer.write if self.writer else (lambda record: None)
-            self.engines[backend] = Engine(coop.register(backend), self.config.lane, self.config.seed, emit,
-                                           self.config.arch, self.config.max_blocks, self.ledger.resolve)
+            self.engines[backend] = Engine(coop.register(backend), self.config.lane, self.config.seed, self.emit,
+                                           self.config.arch, self.config.max_blocks)
         return self.engines[backend]
 
 
@@ -96,14 +102,15 @@ class CaseItem(pytest.Item):
         self.case = case
 
     def runtest(self) -> None:
+        runner = self.config.stash[RUNNER]
         try:
-            record = self.config.stash[RUNNER].verdict(self.case)
+            record = runner.ledger.resolve(runner.verdict(self.case))
         except HarnessError as exc:  # the harness's own failure: no verdict, and the run stops with exit 2
             pytest.exit(f"coop: {exc}", returncode=2)
         self.user_properties += [("status", str(record.status)), ("lane", record.lane)]
         if record.status is Status.PASS:
             return
-        if record.status is Status.EXPECTED_FAIL or (record.status is Status.NOT_SUPPORTED and record.waiver):
+        if record.accepted:
             pytest.xfail(f"{record.status}: {record.detail} ({record.waiver})")
         if record.status is Status.NOT_SUPPORTED and not self.config.getoption("coop_fail_closed"):
             pytest.skip(f"NotSupported (undeclared): {record.detail}")
@@ -169,7 +176,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Close this process's journal; in a fail-closed lane any skip fails the session."""
+    """Close this process's journal (its end record counts the backends' own verdicts); in a fail-closed
+    lane any skip fails the session."""
     config = session.config
     runner = config.stash.get(RUNNER, None)
     if runner is not None and runner.writer is not None:

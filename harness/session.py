@@ -7,7 +7,6 @@ everything recorded, and starts a new child that resumes after it.
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -16,6 +15,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import coop
 
@@ -23,7 +23,7 @@ from harness.cases import DEFAULT_SEED, Case, group_by_kernel
 from harness.contracts import Contract, load_contracts
 from harness.engine import Engine
 from harness.errors import HarnessError
-from harness.expectations import Ledger, load_expectations
+from harness.expectations import Ledger, Verdict, load_expectations
 from harness.fingerprint import fingerprint
 from harness.journal import (
     CaseRecord,
@@ -36,6 +36,9 @@ from harness.journal import (
 )
 from harness.lanes import lane_cases, lane_kind
 from harness.statuses import Status
+
+#: The toolkit tag of a run, which expectations may name (``tags = { toolkit = ... }``).
+TOOLKIT_ENV = "COOP_TOOLKIT"
 
 
 @dataclass
@@ -53,9 +56,15 @@ class RunConfig:
     only_ids: frozenset[str] | None = None  # run just these (a re-run of chosen cases)
     shard: tuple[int, int] = (1, 1)  # (k, n): this run takes every n-th kernel group, from the k-th
 
+    def session_record(self, env: dict[str, Any] | None = None) -> SessionRecord:
+        """The journal's record of this run: what an identical re-run needs, and ``env`` (the fingerprint)."""
+        return SessionRecord(self.lane, self.profile, self.seed, tuple(self.backends), env or {}, arch=self.arch,
+                             max_blocks=self.max_blocks, toolkit=os.environ.get(TOOLKIT_ENV, ""))
+
     def ledger(self) -> Ledger:
+        """The expectations of this run, tagged as its journal's session record tags it."""
         exps = load_expectations(self.expectations) if self.expectations else []
-        return Ledger(exps, {"lane": self.lane, "arch": self.arch, "toolkit": os.environ.get("COOP_TOOLKIT", "")})
+        return Ledger(exps, self.session_record().tags)
 
     def worker_args(self) -> list[str]:
         args = ["--lane", self.lane, "--profile", self.profile, "--seed", str(self.seed), "--arch", self.arch,
@@ -74,17 +83,6 @@ class RunConfig:
             return []
         path.write_text("\n".join(sorted(self.only_ids)) + "\n", encoding="utf-8")
         return ["--only", str(path)]
-
-
-def positive_int(text: str) -> int:
-    """An option value of at least 1 (the CLI's and the pytest plugin's)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number (at least 1)")
-    return value
 
 
 def resolve_backends(names: list[str]) -> list[str]:
@@ -117,15 +115,14 @@ def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[s
 
 
 def run_worker(config: RunConfig, journal: Path) -> Counter[str]:
-    """Run every case not yet recorded in ``journal``; returns the counts by status of this run."""
+    """Run every case not yet recorded in ``journal``; returns the counts by the backends' own status."""
     lane_kind(config.lane)
     config.backends = resolve_backends(config.backends)
     contracts = load_contracts(config.contracts_dir)
     done = final_cases(read_journal(journal)) if journal.exists() else {}
-    ledger = config.ledger()
     counts: Counter[str] = Counter(str(r.status) for r in done.values())
     with JournalWriter(journal) as writer:
-        writer.write(SessionRecord(config.lane, config.profile, config.seed, tuple(config.backends), fingerprint()))
+        writer.write(config.session_record(fingerprint()))
         engines: dict[str, Engine] = {}
         for backend, cases in planned_groups(config, contracts):
             todo = [c for c in cases if c.id not in done and (config.only_ids is None or c.id in config.only_ids)]
@@ -133,7 +130,7 @@ def run_worker(config: RunConfig, journal: Path) -> Counter[str]:
                 continue
             if backend not in engines:
                 engines[backend] = Engine(coop.register(backend), config.lane, config.seed, writer.write,
-                                          config.arch, config.max_blocks, ledger.resolve)
+                                          config.arch, config.max_blocks)
             writer.write(GroupRecord(todo[0].kernel_id, tuple(c.id for c in todo)))
             for record in engines[backend].run_group(todo[0].spec, todo):
                 counts[str(record.status)] += 1
@@ -203,10 +200,8 @@ def _watch(proc: subprocess.Popen[bytes], journal: Path, timeout: float) -> bool
     return False
 
 
-def expectation_problems(config: RunConfig, journals: list[Path]) -> list[str]:
-    """Expired or unmatched expectations, judged over every case the journals hold."""
-    ledger = config.ledger()
-    for journal in journals:
-        for case_id in final_cases(read_journal(journal)):
-            ledger.match(case_id)
-    return ledger.problems()
+def resolve_journals(ledger: Ledger, journals: list[Path]) -> tuple[dict[str, Verdict], list[str]]:
+    """The final verdicts of ``journals`` with the run's expectations applied, and the expectations' problems
+    (expired, or matching no case)."""
+    finals = {cid: record for journal in journals for cid, record in final_cases(read_journal(journal)).items()}
+    return {cid: ledger.resolve(record) for cid, record in finals.items()}, ledger.problems()

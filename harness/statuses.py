@@ -19,5 +19,9 @@ class Status(StrEnum):
     MISSING = "Missing"
 
 
-#: Statuses a strict (fail-closed) lane accepts; NotSupported is accepted only when declared.
+#: Statuses a backend earns: the only ones a journal records (readers apply the expectations).
+EARNED = frozenset({Status.PASS, Status.FAIL, Status.COMPILE_ERROR, Status.CRASH, Status.TIMEOUT,
+                    Status.SANITIZER_ERROR, Status.NOT_SUPPORTED})
+#: Statuses a strict (fail-closed) lane accepts; NotSupported and Flake only when an expectation declares them.
 ACCEPTED = frozenset({Status.PASS, Status.EXPECTED_FAIL})
+DECLARABLE = frozenset({Status.NOT_SUPPORTED, Status.FLAKE})

@@ -8,6 +8,8 @@ import pytest
 
 from harness.cli import main
 from harness.journal import final_cases, read_journal
+from harness.statuses import Status
+from tests.support.model_backend import FAULT_ENV
 
 
 def test_list_prints_both_profiles(capsys: pytest.CaptureFixture[str]) -> None:
@@ -47,3 +49,34 @@ def test_bad_shard_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["worker", "--journal", "x.jsonl", "--shard", "3/2"])
     assert "'3/2' is not K/N" in capsys.readouterr().err
+
+
+BROKEN = "coop_block_store__int16__ipt1__direct"
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_run_waives_with_live_expectations_only(small_contracts: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The journal keeps the backend's own verdicts; the run's summary applies live entries, never an expired one."""
+    monkeypatch.setenv(FAULT_ENV, f"corrupt:{BROKEN}")
+    common = ["run", "--lane", "simulator", "--backend", "model", "--contracts", str(small_contracts),
+              "--profile", "full", "--no-isolate"]
+    assert main([*common, "--journal", str(tmp_path / "bare.jsonl")]) == 1
+    finals = final_cases(read_journal(tmp_path / "bare.jsonl"))
+    failed = sorted(cid for cid, r in finals.items() if r.status is Status.FAIL)
+    assert len(failed) == 2
+    for expires, code in (("2099-01-01", 0), ("2026-01-01", 1)):
+        (small_contracts / "expectations.toml").write_text("schema = 1\n" + "".join(
+            f'[[expect]]\ncases = "{cid}"\nstatus = "Fail"\nbug = "https://bugs.example/9"\n'
+            f'expires = {expires}\nreason = "planted"\n' for cid in failed))
+        journal = tmp_path / f"{expires}.jsonl"
+        capsys.readouterr()
+        assert main([*common, "--journal", str(journal)]) == code
+        out, err = capsys.readouterr()
+        recorded = final_cases(read_journal(journal))
+        assert [recorded[cid].status for cid in failed] == [Status.FAIL, Status.FAIL]  # never a waived status
+        assert '"waiver"' not in journal.read_text()
+        accepted = len(finals) if code == 0 else len(finals) - 2
+        assert f"{accepted} of {len(finals)} cases accepted" in out
+    assert err.count("expired on 2026-01-01") == 2

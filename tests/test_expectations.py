@@ -24,10 +24,11 @@ reason = "transpose scratch reuse race"
 """
 
 
-def _ledger(tmp_path: Path, status: str = "Fail", expires: str = "2099-01-01", lane: str = "gpu") -> Ledger:
+def _ledger(tmp_path: Path, status: str = "Fail", expires: str = "2099-01-01", lane: str = "gpu",
+            today: dt.date | None = None) -> Ledger:
     path = tmp_path / "expectations.toml"
     path.write_text("schema = 1\n" + ENTRY.format(status=status, expires=expires))
-    return Ledger(load_expectations(path), {"lane": lane, "arch": "sm_90", "toolkit": ""})
+    return Ledger(load_expectations(path), {"lane": lane, "arch": "sm_90", "toolkit": ""}, today or dt.date.today())
 
 
 @pytest.mark.parametrize(("actual", "expected", "mapped"), [
@@ -57,9 +58,9 @@ def test_unmatched_entry_is_an_error(tmp_path: Path) -> None:
 
 
 def test_expired_entry_is_an_error(tmp_path: Path) -> None:
-    ledger = _ledger(tmp_path, expires="2026-01-01")
+    ledger = _ledger(tmp_path, expires="2026-01-01", today=dt.date(2026, 11, 29))
     ledger.resolve(CaseRecord(CASE, Status.FAIL, "gpu"))
-    assert ledger.problems(today=dt.date(2026, 11, 29)) == [
+    assert ledger.problems() == [
         f"{tmp_path / 'expectations.toml'}: expect[0]: expired on 2026-01-01 (https://example.org/bugs/1): "
         "block.load/cutlass/*alg=transpose*"]
 
@@ -84,3 +85,12 @@ def test_shipped_expectations_parse() -> None:
 
     for exp in load_expectations(contracts_dir() / "expectations.toml"):
         assert exp.expires > dt.date.today(), exp.where
+
+
+def test_an_expired_entry_waives_nothing(tmp_path: Path) -> None:
+    """Past its expiry an entry is listed as a problem and maps no verdict: a failure stays a failure."""
+    ledger = _ledger(tmp_path, expires="2026-01-01")
+    failed = ledger.resolve(CaseRecord(CASE, Status.FAIL, "gpu", "out[0]=1"))
+    assert (failed.status, failed.accepted) == (Status.FAIL, False)
+    assert ledger.resolve(CaseRecord(CASE, Status.PASS, "gpu")).status is Status.PASS
+    assert [p for p in ledger.problems() if "expired on 2026-01-01" in p]

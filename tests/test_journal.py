@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -11,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from harness.errors import JournalError
+from harness.expectations import Verdict
 from harness.journal import (
     CaseRecord,
+    ControlRecord,
     EndRecord,
     GroupRecord,
     JournalWriter,
@@ -26,10 +29,12 @@ from harness.journal import (
 from harness.statuses import Status
 
 RECORDS = [
-    SessionRecord("host", "pr", 7, ("numba",), {"python": "3.12"}, time=1.0),
+    SessionRecord("host", "pr", 7, ("numba",), {"python": "3.12"}, time=1.0, arch="sm_90a", max_blocks=16,
+                  toolkit="cuda-13.0"),
     GroupRecord("block.load/numba/dtype=int32,block=32,ipt=1,alg=direct", ("a/b/c=1",), pid=5),
     LaunchRecord("coop_block_load__int32__ipt1__direct", ("a/b/c=1",), 1, pid=5),
     CaseRecord("a/b/c=1", Status.FAIL, "gpu", "out[3]=1, but should be 2", ("arrangement",), 99, "ab12", 0.5),
+    ControlRecord("control/racecheck/shared-race", "gpu-racecheck", True, 2, "racecheck reported it"),
     EndRecord({"Fail": 1}, time=2.0),
 ]
 
@@ -84,3 +89,25 @@ def test_journal_survives_a_killed_writer(tmp_path: Path) -> None:
     assert len(records) >= 100 and len(records) in (lines, lines - 1)
     ids = [r.id for r in records if isinstance(r, CaseRecord)]
     assert ids == [f"block.load/x/n={i}" for i in range(len(ids))]  # nothing lost, in order
+
+
+@pytest.mark.parametrize("record", [CaseRecord("a/b/c=1", Status.EXPECTED_FAIL, "gpu"),
+                                    Verdict("a/b/c=1", Status.FAIL, "gpu", waiver="https://bugs.example/1")],
+                         ids=["waived status", "resolved verdict"])
+def test_a_journal_records_only_the_backends_own_verdict(tmp_path: Path, record: CaseRecord) -> None:
+    with JournalWriter(tmp_path / "j.jsonl") as writer, pytest.raises(JournalError, match=r"journal record"):
+        writer.write(record)
+    assert (tmp_path / "j.jsonl").read_text() == ""
+
+
+@pytest.mark.parametrize(("status", "read_as", "note"), [
+    ("ExpectedFail", Status.FAIL,
+     " (read as Fail: an older harness recorded ExpectedFail, not the backend's own status)"),
+    ("UnexpectedPass", Status.PASS, ""),
+    ("NotSupported", Status.NOT_SUPPORTED, ""),
+])
+def test_an_older_journal_line_with_a_waiver_is_read_as_the_backends_verdict(status: str, read_as: Status,
+                                                                            note: str) -> None:
+    line = json.dumps({"v": 1, "type": "case", "id": "a/b/c=1", "status": status, "lane": "gpu",
+                       "detail": "out[0]=1", "waiver": "https://bugs.example/1"})
+    assert from_json(line) == CaseRecord("a/b/c=1", read_as, "gpu", "out[0]=1" + note)

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.journal import CaseRecord, EndRecord, GroupRecord, LaunchRecord, final_cases, read_journal
+from harness.journal import (
+    CaseRecord,
+    EndRecord,
+    GroupRecord,
+    LaunchRecord,
+    SessionRecord,
+    final_cases,
+    read_journal,
+)
 from harness.session import RunConfig, run_worker, supervise
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV
@@ -92,3 +100,19 @@ def test_unknown_backend_is_named(small_contracts: Path, tmp_path: Path) -> None
     config.backends = ["cuda-fortran"]
     with pytest.raises(HarnessError, match="unknown backend\\(s\\) cuda-fortran; installed: model"):
         run_worker(config, tmp_path / "j.jsonl")
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_the_session_record_holds_what_an_identical_rerun_needs(small_contracts: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COOP_TOOLKIT", "cuda-13.0")
+    config = _config(small_contracts)
+    config.seed, config.max_blocks, config.arch = 11, 7, "sm_100"
+    journal = tmp_path / "j.jsonl"
+    run_worker(config, journal)
+    [session] = [r for r in read_journal(journal) if isinstance(r, SessionRecord)]
+    assert (session.lane, session.profile, session.seed, session.max_blocks, session.arch) == (
+        "simulator", "full", 11, 7, "sm_100")
+    assert session.tags == {"lane": "simulator", "arch": "sm_100", "toolkit": "cuda-13.0"}  # what expectations match
+    launches = [r for r in read_journal(journal) if isinstance(r, LaunchRecord)]
+    assert max(len(launch.cases) for launch in launches) == 7  # groups split at max_blocks

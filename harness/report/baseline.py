@@ -7,6 +7,11 @@ values whose subtrees are equal share one ``a|b|c`` key), so a full cross produc
     {"block.load/numba": {"dtype,block,ipt,alg": {"int32|int64": {"32|64": {"1|2": "direct|striped"}}}}}
 
 stands for the 2 x 2 x 2 x 2 = 16 compile-check ids of those values.
+
+The verdicts stored are resolved ones: the expectations file given when the baseline was written
+(named with its sha256 in the file) decided each status and whether it was accepted, because the
+diff compares acceptance, and only a resolved verdict has one. The diff resolves the run it compares
+with the expectations in force then, so an entry that has expired since shows as a new failure.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 from harness import caseid
 from harness.datafile import read_json
 from harness.errors import CaseIdError
+from harness.report.document import sha256_file
 from harness.report.errors import ReportError
 from harness.report.verdicts import SEVERITY, Lane
 from harness.statuses import Status
@@ -98,8 +104,8 @@ def unpack(packed: dict[str, dict[str, Node]], where: str) -> Iterator[str]:
                     raise ReportError(f"{where}.{prefix}.{keys}: {exc}") from None
 
 
-def baseline_of(lanes: Sequence[Lane]) -> dict[str, Any]:
-    """The baseline document of ``lanes``' final verdicts."""
+def baseline_of(lanes: Sequence[Lane], expectations: Path | None = None) -> dict[str, Any]:
+    """The baseline document of ``lanes``' final verdicts, resolved by ``expectations`` (named in it)."""
     out: dict[str, Any] = {}
     for lane in lanes:
         by_group: dict[str, dict[Status, list[str]]] = {g: defaultdict(list) for g in GROUPS}
@@ -107,11 +113,12 @@ def baseline_of(lanes: Sequence[Lane]) -> dict[str, Any]:
             by_group["accepted" if record.accepted else "not_accepted"][record.status].append(record.id)
         out[lane.name] = {g: {str(s): pack(by_group[g][s]) for s in sorted(by_group[g], key=SEVERITY.__getitem__)}
                           for g in GROUPS if by_group[g]}
-    return {"schema": SCHEMA, "kind": KIND, "lanes": out}
+    applied = {"name": str(expectations), "sha256": sha256_file(expectations)} if expectations else None
+    return {"schema": SCHEMA, "kind": KIND, "expectations": applied, "lanes": out}
 
 
-def write_baseline(lanes: Sequence[Lane], path: Path) -> dict[str, Any]:
-    doc = baseline_of(lanes)
+def write_baseline(lanes: Sequence[Lane], path: Path, expectations: Path | None = None) -> dict[str, Any]:
+    doc = baseline_of(lanes, expectations)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n", encoding="utf-8")
     return doc

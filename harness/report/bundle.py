@@ -1,9 +1,10 @@
 """The qualification bundle (a folder or a .tar.gz) and its verifier.
 
-A bundle holds the report files, the journals they were made from, the expectations and the wheel
-manifest, indexed by ``SHA256SUMS`` in coreutils' format (``sha256sum -c SHA256SUMS`` works too).
-SHA256SUMS is not signed, so the verifier also rebuilds the report from the bundled journals and
-compares every count: a report edited together with its hash still fails.
+A bundle holds the report files, the journals they were made from, the expectations, the wheel
+manifest and the coverage manifest, indexed by ``SHA256SUMS`` in coreutils' format (``sha256sum -c
+SHA256SUMS`` works too). SHA256SUMS is not signed, so the verifier also rebuilds the report from the
+bundled journals, applying the bundled expectations and coverage manifest, and compares every count
+and every waiver: a report edited together with its hash still fails.
 """
 
 from __future__ import annotations
@@ -32,33 +33,37 @@ from harness.report.render import render_html, render_markdown
 SUMS = "SHA256SUMS"
 EXPECTATIONS = "expectations.toml"
 MANIFEST = "wheel-manifest.json"
+COVERAGE = "coverage.toml"
 TAR_SUFFIX = ".tar.gz"
 _SUM_LINE = re.compile(r"^([0-9a-f]{64}) [ *](.+)$")
 _MAX_LISTED = 20
 
 
 def write_bundle(dest: Path, journals: Sequence[Path], expectations: Path | None = None,
-                 manifest: Path | None = None, generated: dt.datetime | None = None) -> dict[str, Any]:
+                 manifest: Path | None = None, coverage: Path | None = None,
+                 generated: dt.datetime | None = None) -> dict[str, Any]:
     """Write the bundle to ``dest``: a new or empty folder, or a file named ``*.tar.gz`` (replaced whole
     once the new one is complete); returns the report document."""
     tar_file = dest.name.endswith(TAR_SUFFIX)
     in_the_way = dest.is_dir() if tar_file else dest.is_file() or (dest.is_dir() and any(dest.iterdir()))
     if in_the_way:
         raise ReportError(f"{dest}: already exists; a bundle folder is written to a new or empty path")
+    files = {EXPECTATIONS: expectations, MANIFEST: manifest, COVERAGE: coverage}
     if not tar_file:
-        return _fill(dest, journals, expectations, manifest, generated)
+        return _fill(dest, journals, files, generated)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
         root = Path(tmp) / dest.name.removesuffix(TAR_SUFFIX)
-        doc = _fill(root, journals, expectations, manifest, generated)
+        doc = _fill(root, journals, files, generated)
         with tarfile.open(Path(tmp) / dest.name, "w:gz") as tar:
             tar.add(root, arcname=root.name)
         os.replace(Path(tmp) / dest.name, dest)
     return doc
 
 
-def _fill(root: Path, journals: Sequence[Path], expectations: Path | None, manifest: Path | None,
+def _fill(root: Path, journals: Sequence[Path], files: dict[str, Path | None],
           generated: dt.datetime | None) -> dict[str, Any]:
+    """Copy the inputs in (``files``: bundle name -> the file, if given), write the report and the index."""
     (root / "journals").mkdir(parents=True, exist_ok=True)
 
     def copy(src: Path, rel: str) -> Source:
@@ -68,14 +73,14 @@ def _fill(root: Path, journals: Sequence[Path], expectations: Path | None, manif
             raise ReportError(f"{src}: cannot copy into the bundle: {exc.strerror}") from None
         return Source(root / rel, rel)
 
+    given = {rel: copy(src, rel) for rel, src in files.items() if src is not None}
     inputs = Inputs(
         journals=[copy(p, f"journals/{i}-{p.name}") for i, p in enumerate(journals, 1)],
-        expectations=copy(expectations, EXPECTATIONS) if expectations else None,
-        manifest=copy(manifest, MANIFEST) if manifest else None,
+        expectations=given.get(EXPECTATIONS), manifest=given.get(MANIFEST), coverage=given.get(COVERAGE),
     )
     doc = write_report(inputs, root, generated)
-    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-    (root / SUMS).write_text("".join(f"{sha256_file(root / f)}  {f}\n" for f in files), encoding="utf-8")
+    listed = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    (root / SUMS).write_text("".join(f"{sha256_file(root / f)}  {f}\n" for f in listed), encoding="utf-8")
     return doc
 
 
@@ -110,6 +115,11 @@ def _verify(root: Path) -> list[str]:
         return [*problems, f"cannot rebuild the report from the bundled inputs: {exc}"]
     mismatches = [f"report.json: {where} is {_shown(mine)}, but the journals give {_shown(theirs)}"
                   for where, mine, theirs in _differences(claimed, rebuilt)]
+    # The report's date decides which expectations have expired: it cannot precede the runs it reports.
+    mismatches += [f"report.json: generated {claimed['generated']}, before lane {lane['name']} started "
+                   f"({lane['started']}): a backdated report would revive expired expectations"
+                   for lane in rebuilt["lanes"]
+                   if dt.datetime.fromisoformat(lane["started"]) > dt.datetime.fromisoformat(claimed["generated"])]
     if len(mismatches) > _MAX_LISTED:
         mismatches[_MAX_LISTED:] = [f"... and {len(mismatches) - _MAX_LISTED} more differences in report.json"]
     problems += mismatches
@@ -150,7 +160,7 @@ def _inputs(root: Path, claimed: dict[str, Any]) -> Inputs:
             raise ValueError(f"input {entry['name']!r} is not a path inside the bundle")
         return Source(root / rel, str(rel))
 
-    optional = {key: source(claimed[key]) for key in ("expectations", "manifest") if key in claimed}
+    optional = {key: source(claimed[key]) for key in ("expectations", "manifest", "coverage") if key in claimed}
     return Inputs([source(e) for e in claimed["journals"]], **optional)
 
 
@@ -183,7 +193,8 @@ def _check_renders(root: Path, inputs: Inputs, doc: dict[str, Any]) -> list[str]
             problems.append(f"{name}: missing or not the rendering of report.json")
     with tempfile.TemporaryDirectory() as tmp:
         junit = Path(tmp) / "junit.xml"
-        write_junit(document.load(inputs), junit)
+        lanes, _ = document.load(inputs, dt.datetime.fromisoformat(doc["generated"]).date())
+        write_junit(lanes, junit)
         path = root / "junit.xml"
         if not path.is_file() or _junit_content(path) != _junit_content(junit):
             problems.append("junit.xml: missing or not the JUnit rendering of the journals")

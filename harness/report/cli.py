@@ -20,7 +20,9 @@ from typing import Any
 
 from harness.contracts import contracts_dir
 from harness.errors import HarnessError
+from harness.expectations import Ledger, load_expectations
 from harness.fingerprint import MANIFEST_ENV
+from harness.options import positive_int
 from harness.report.errors import ReportError
 
 OUT = Path("reports/out")
@@ -45,12 +47,26 @@ def journal_paths(given: Sequence[Path]) -> list[Path]:
     return paths
 
 
+def _in_contracts(name: str) -> Path | None:
+    """The contracts folder's file ``name`` when it exists: the default of an input option."""
+    path = contracts_dir() / name
+    return path if path.is_file() else None
+
+
 def _expectations(args: argparse.Namespace) -> Path | None:
     given: Path | None = args.expectations
-    if args.no_expectations or given is not None:
-        return given
-    default = contracts_dir() / "expectations.toml"
-    return default if default.is_file() else None
+    return given if args.no_expectations or given is not None else _in_contracts("expectations.toml")
+
+
+def _coverage(args: argparse.Namespace) -> Path | None:
+    given: Path | None = args.coverage
+    return given if given is not None else _in_contracts("coverage.toml")
+
+
+def _ledger(args: argparse.Namespace) -> Ledger:
+    """The expectations in force, as of today."""
+    path = _expectations(args)
+    return Ledger(load_expectations(path) if path else [])
 
 
 def _manifest(args: argparse.Namespace) -> Path | None:
@@ -73,9 +89,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from harness.report.document import Inputs, Source
     from harness.report.qualification import write_report
 
-    expectations, manifest = _expectations(args), _manifest(args)
+    optional = {"expectations": _expectations(args), "manifest": _manifest(args), "coverage": _coverage(args)}
     inputs = Inputs([Source.of(p) for p in journal_paths(args.journals)],
-                    Source.of(expectations) if expectations else None, Source.of(manifest) if manifest else None)
+                    **{key: Source.of(path) for key, path in optional.items() if path is not None})
     doc = write_report(inputs, args.out)
     _print_summary(doc)
     print(f"report: {args.out}/report.html (also .md, .json, junit.xml)")
@@ -85,7 +101,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_bundle(args: argparse.Namespace) -> int:
     from harness.report import bundle
 
-    doc = bundle.write_bundle(args.out, journal_paths(args.journals), _expectations(args), _manifest(args))
+    doc = bundle.write_bundle(args.out, journal_paths(args.journals), _expectations(args), _manifest(args),
+                              _coverage(args))
     _print_summary(doc)
     print(f"bundle: {args.out} (check it with: python -m harness verify {args.out})")
     return 0
@@ -109,7 +126,8 @@ def cmd_nightly(args: argparse.Namespace) -> int:
     from harness.report.matrix import load_matrix
 
     matrix = load_matrix(args.matrix or contracts_dir() / "nightly.toml")
-    rollup = nightly.run_nightly(matrix, args.out, only=args.only, dry_run=args.dry_run)
+    rollup = nightly.run_nightly(matrix, args.out, only=args.only, dry_run=args.dry_run,
+                                 expectations=_expectations(args))
     print(f"{rollup.verdict}: " + ", ".join(f"{n} {k}" for k, n in rollup.totals().items()))
     for result in rollup.results:
         if result.outcome == "failed":
@@ -122,7 +140,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from harness.report.baseline import write_baseline
     from harness.report.verdicts import load_lanes
 
-    doc = write_baseline(load_lanes(journal_paths(args.journals)), args.out)
+    doc = write_baseline(load_lanes(journal_paths(args.journals), ledger=_ledger(args)), args.out,
+                         _expectations(args))
     print(f"baseline: {args.out} ({', '.join(doc['lanes'])})")
     return 0
 
@@ -132,9 +151,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from harness.report.baseline import read_baseline
     from harness.report.verdicts import load_lanes
 
-    result = diff.compare(read_baseline(args.baseline), load_lanes(journal_paths(args.journals)))
-    if args.rerun and result.new_failures:
-        result = diff.rerun_new_failures(result, diff.CommandRerun(shlex.split(args.rerun)))
+    ledger = _ledger(args)
+    baseline = read_baseline(args.baseline)
+    lanes = load_lanes(journal_paths(args.journals), ledger=ledger)
+    rerun = diff.CommandRerun(shlex.split(args.rerun)) if args.rerun else None  # a bad template: before anything
+    result = diff.compare(baseline, lanes)
+    if rerun is not None and result.new_failures:
+        result = diff.compare(baseline, lanes, diff.rerun_groups(result, lanes, rerun, ledger, args.rerun_times))
     print(result.render(args.limit))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -142,14 +165,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 1 if result.regression else 0
 
 
+def _expectations_options(parser: argparse.ArgumentParser) -> None:
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--expectations", type=Path,
+                       help="expectations applied to the journals' verdicts (default: the contracts folder's "
+                            "expectations.toml)")
+    which.add_argument("--no-expectations", action="store_true", help="apply no expectations file")
+
+
 def _inputs_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("journals", type=Path, nargs="+", metavar="JOURNAL",
                         help="journal files, or folders whose *.jsonl are taken")
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--expectations", type=Path,
-                       help="expectations in force (default: the contracts folder's expectations.toml)")
-    which.add_argument("--no-expectations", action="store_true", help="report no expectations file")
+    _expectations_options(parser)
     parser.add_argument("--manifest", type=Path, help=f"wheel manifest JSON (default: ${MANIFEST_ENV} when set)")
+    parser.add_argument("--coverage", type=Path,
+                        help="coverage manifest whose every cell qualifying takes (default: the contracts folder's "
+                             "coverage.toml)")
 
 
 def register(sub: Any) -> None:
@@ -173,19 +204,25 @@ def register(sub: Any) -> None:
     p.add_argument("--out", type=Path, default=OUT / "nightly")
     p.add_argument("--only", metavar="PATTERN", help="run only combinations whose id matches (fnmatch)")
     p.add_argument("--dry-run", action="store_true", help="decide what would run; run nothing")
+    _expectations_options(p)
     p.set_defaults(func=cmd_nightly)
 
     p = sub.add_parser("baseline", help="write the final statuses of journals as a regression baseline")
     p.add_argument("journals", type=Path, nargs="+", metavar="JOURNAL")
     p.add_argument("--out", type=Path, required=True, help="e.g. reports/baselines/gpu-h200.json")
+    _expectations_options(p)
     p.set_defaults(func=cmd_baseline)
 
     p = sub.add_parser("diff", help="compare journals with a baseline: exit 1 on a regression")
     p.add_argument("journals", type=Path, nargs="+", metavar="JOURNAL")
     p.add_argument("--baseline", type=Path, required=True)
+    _expectations_options(p)
     p.add_argument("--rerun", metavar="COMMAND",
-                   help="re-run new failures once with this command ({lane}, {ids} file, {journal} to write); "
-                        "a case that then passes is a Flake")
+                   help="re-run the kernel groups of new failures whole with this command ({lane}, {ids} file, "
+                        "{journal} to write, and the session's {seed} {max_blocks} {profile} {arch}); a case "
+                        "whose identical runs disagree is a Flake, a regression unless an expectation declares it")
+    p.add_argument("--rerun-times", type=positive_int, default=3, metavar="N",
+                   help="identical re-runs of each such group (%(default)s)")
     p.add_argument("--json", type=Path, help="write the whole diff here as JSON")
     p.add_argument("--limit", type=int, default=20, help="cases printed per category")
     p.set_defaults(func=cmd_diff)

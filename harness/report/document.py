@@ -2,6 +2,9 @@
 
 The Markdown, HTML and JSON files render this document, and the bundle verifier rebuilds it from the
 bundled journals and compares, so a count can never disagree with the verdicts it claims to count.
+Every waiver is recomputed from the expectations file given (dated by the report), and qualified
+means: every verdict accepted, every lane ended, no expectation expired or unmatched, and every cell
+of the coverage manifest earned.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.expectations import load_expectations
-from harness.journal import CaseRecord
+from harness.coverage import EVIDENCE, Cell, Evidence, load_coverage
+from harness.expectations import Ledger, Verdict, load_expectations
 from harness.report.errors import ReportError
 from harness.report.verdicts import SEVERITY, Lane, describe, load_lanes, rank
 from harness.statuses import Status
@@ -59,11 +62,18 @@ class Source:
 
 @dataclass(frozen=True)
 class Inputs:
-    """What a report is made from: journals (required), the expectations file and the wheel manifest."""
+    """What a report is made from: journals (required), the expectations file, the wheel manifest and the
+    coverage manifest (without one, nothing says what qualifying takes: the report does not qualify)."""
 
     journals: Sequence[Source]
     expectations: Source | None = None
     manifest: Source | None = None
+    coverage: Source | None = None
+
+    def optional(self) -> dict[str, Source]:
+        """The optional inputs given, by key (the keys of ``Inputs`` and of the report's ``inputs``)."""
+        found = {"expectations": self.expectations, "manifest": self.manifest, "coverage": self.coverage}
+        return {key: source for key, source in found.items() if source is not None}
 
 
 def sha256_file(path: Path) -> str:
@@ -74,7 +84,7 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def tally(records: Iterable[CaseRecord]) -> dict[str, Any]:
+def tally(records: Iterable[Verdict]) -> dict[str, Any]:
     """Counts of verdicts: total, how many a fail-closed lane accepts, and per status (worst last)."""
     records = list(records)
     statuses = Counter(r.status for r in records)
@@ -95,20 +105,20 @@ def backends_of(lanes: Sequence[Lane]) -> list[str]:
     return list(order)
 
 
-def _keep_worst(into: dict[str, CaseRecord], case_id: str, record: CaseRecord) -> None:
+def _keep_worst(into: dict[str, Verdict], case_id: str, record: Verdict) -> None:
     old = into.get(case_id)
     if old is None or rank(record) > rank(old):
         into[case_id] = record
 
 
-def categories(lanes: Sequence[Lane]) -> dict[str, dict[str, CaseRecord]]:
+def categories(lanes: Sequence[Lane]) -> dict[str, dict[str, Verdict]]:
     """Category -> one verdict per case id (the worst over the category's lanes), in one pass.
 
     Shared-contract checks are the rejections and compile/resource checks of every backend; run
     checks count per backend in host lanes (simulator) and GPU lanes (plain and sanitizer); each
     sanitizer lane also counts on its own; the wheels lane holds the fresh-wheel checks.
     """
-    found: dict[str, dict[str, CaseRecord]] = defaultdict(dict)
+    found: dict[str, dict[str, Verdict]] = defaultdict(dict)
     for lane in lanes:
         for case_id, record in lane.cases.items():
             info = describe(case_id)
@@ -127,7 +137,7 @@ def categories(lanes: Sequence[Lane]) -> dict[str, dict[str, CaseRecord]]:
     return {name: found[name] for name in order if found.get(name)}
 
 
-def _passed(verdicts: dict[str, CaseRecord]) -> set[str]:
+def _passed(verdicts: dict[str, Verdict]) -> set[str]:
     return {i for i, r in verdicts.items() if r.status is Status.PASS}
 
 
@@ -135,7 +145,7 @@ def _count(n: int, checks: str) -> str:
     return f"{n} {checks.removesuffix('s') if n == 1 else checks}"
 
 
-def summary_line(lanes: Sequence[Lane], cats: dict[str, dict[str, CaseRecord]]) -> str:
+def summary_line(lanes: Sequence[Lane], cats: dict[str, dict[str, Verdict]]) -> str:
     """``Passed: N shared-contract checks, N numba GPU checks, ..., under racecheck``.
 
     A GPU check counts when it passed in every GPU lane that ran it; "under T" names each sanitizer
@@ -174,7 +184,7 @@ def not_accepted_line(lanes: Sequence[Lane]) -> str:
 
 def pass_rates(lanes: Sequence[Lane]) -> dict[str, Any]:
     """Contract x backend: checks passed over checks, one verdict per case id (worst over all lanes)."""
-    merged: dict[str, CaseRecord] = {}
+    merged: dict[str, Verdict] = {}
     for lane in lanes:
         for case_id, record in lane.cases.items():
             _keep_worst(merged, case_id, record)
@@ -236,29 +246,121 @@ def manifest_section(source: Source | None) -> dict[str, Any] | None:
     return {"name": source.name, "entries": _flatten(data)}
 
 
-def expectations_section(source: Source | None, lanes: Sequence[Lane], today: dt.date) -> dict[str, Any]:
+def expectations_section(source: Source | None, ledger: Ledger) -> dict[str, Any]:
+    """The file applied (name and sha256) and each entry: how many verdicts it matched, expired or unmatched."""
     if source is None:
-        return {"name": None, "entries": []}
-    waived = Counter(r.waiver for lane in lanes for r in lane.cases.values() if r.waiver)
+        return {"name": None, "sha256": None, "entries": []}
     entries = [{
-        "where": e.where.replace(str(source.path), source.name),
+        "where": e.where,
         "cases": e.cases,
         "status": str(e.status),
         "tags": ", ".join(f"{k}={v}" for k, v in sorted(e.tags.items())),
         "bug": e.bug,
         "expires": e.expires.isoformat(),
-        "expired": e.expires < today,
+        "expired": not ledger.live(e),
+        "unmatched": ledger.unmatched(e),
         "reason": e.reason,
-        "verdicts_citing_bug": waived[e.bug],
-    } for e in load_expectations(source.path)]
-    return {"name": source.name, "entries": entries}
+        "verdicts_matched": ledger.matched[e.where],
+    } for e in ledger.expectations]
+    return {"name": source.name, "sha256": sha256_file(source.path), "entries": entries}
+
+
+def _checks_by_cell(lane: Lane) -> dict[tuple[str, str, str], list[Verdict]]:
+    """(contract, backend, kind of check) -> the lane's verdicts of that kind."""
+    found: dict[tuple[str, str, str], list[Verdict]] = defaultdict(list)
+    for case_id, verdict in lane.cases.items():
+        info = describe(case_id)
+        found[info.contract, info.backend, info.kind].append(verdict)
+    return found
+
+
+def _lane_missed(evidence: Evidence, lane: Lane | None) -> str:
+    """Why a lane earns none of its cells: it did not run, or its sanitizer's control was not seen ('' else)."""
+    if lane is None:
+        return f"lane {evidence.lane} did not run"
+    if evidence.tool is None:
+        return ""
+    if not lane.controls:
+        return f"lane {lane.name} holds no record that its positive control was seen"
+    missed = next((c for c in lane.controls if not c.seen), None)
+    return f"lane {lane.name}'s positive control was not seen: {missed.detail}" if missed else ""
+
+
+def _unearned(cell: Cell, evidence: Evidence, lane: Lane, checks: list[Verdict]) -> str:
+    """Why ``lane``'s ``checks`` (its verdicts of the cell's kind of check) do not earn ``cell`` ('' if they do)."""
+    what = f"{evidence.checks} checks of {cell.contract}/{cell.backend} in lane {lane.name}"
+    if not checks:
+        return f"no {what}"
+
+    def tolerated(v: Verdict) -> bool:  # a failure of tolerated rules only does not cost this kind
+        return v.status is Status.FAIL and bool(v.rules) and set(v.rules) <= evidence.tolerates
+
+    bad = [v for v in checks if not (v.accepted or tolerated(v))]
+    if bad:
+        return f"{len(bad)} of the {len(checks)} {what} not accepted, e.g. {bad[0].status}: {bad[0].id}"
+    if not any(v.status is Status.PASS or tolerated(v) for v in checks):
+        return f"none of the {len(checks)} {what} passed (waived or declared unsupported ones are no evidence)"
+    return ""
+
+
+def coverage_section(source: Source | None, lanes: Sequence[Lane]) -> dict[str, Any]:
+    """Every cell of the coverage manifest, earned or not and why (``lane_wide``: the lane earns none of its
+    cells), and the lanes it needs that did not run."""
+    if source is None:
+        return {"name": None, "sha256": None, "cells": [], "earned": 0, "lanes_not_run": []}
+    by_name = {lane.name: lane for lane in lanes}
+    indexes = {lane.name: _checks_by_cell(lane) for lane in lanes}
+    rows: list[dict[str, Any]] = []
+    not_run: dict[str, list[str]] = {}
+    for cell in load_coverage(source.path, source.name):
+        evidence = EVIDENCE[cell.evidence]
+        lane = by_name.get(evidence.lane)
+        why = wide = _lane_missed(evidence, lane)
+        if lane is None:
+            not_run.setdefault(evidence.lane, []).append(cell.evidence)
+        elif not why:
+            why = _unearned(cell, evidence, lane, indexes[lane.name].get((cell.contract, cell.backend,
+                                                                           evidence.checks), []))
+        rows.append({"contract": cell.contract, "backend": cell.backend, "evidence": cell.evidence,
+                     "lane": evidence.lane, "earned": not why, "why": why, "lane_wide": bool(wide)})
+    return {"name": source.name, "sha256": sha256_file(source.path), "cells": rows,
+            "earned": sum(1 for row in rows if row["earned"]),
+            "lanes_not_run": [{"lane": name, "evidence": list(dict.fromkeys(kinds)), "cells": len(kinds)}
+                              for name, kinds in not_run.items()]}
+
+
+def coverage_problems(coverage: dict[str, Any]) -> list[str]:
+    """One line per lane that earns none of its cells (it did not run, or its control was not seen), then
+    every other cell not earned, with why."""
+    if coverage["name"] is None:
+        return ["no coverage manifest given: nothing says what a qualification must cover"]
+    wide: dict[str, list[str]] = {}  # why -> the evidence kind of each cell it costs
+    cells = []
+    for row in coverage["cells"]:
+        if row["lane_wide"]:
+            wide.setdefault(row["why"], []).append(row["evidence"])
+        elif not row["earned"]:
+            cells.append(f"coverage cell {row['contract']} x {row['backend']} x {row['evidence']} not earned: "
+                         f"{row['why']}")
+    return [f"{why}: no {', '.join(dict.fromkeys(kinds))} evidence ({_count(len(kinds), 'coverage cells')} "
+            "not earned)" for why, kinds in wide.items()] + cells
+
+
+def _control(lane: Lane) -> str | None:
+    """A sanitizer lane's positive control: seen, not seen, or not recorded (None for other lanes)."""
+    if lane.tool is None:
+        return None
+    if not lane.controls:
+        return "not recorded"
+    return "seen" if all(c.seen for c in lane.controls) else "not seen"
 
 
 def _lane_entry(lane: Lane) -> dict[str, Any]:
     return {
         "name": lane.name, "kind": lane.kind, "tool": lane.tool, "journals": list(lane.journals),
         "profile": lane.session.profile, "seed": lane.session.seed, "backends": list(lane.session.backends),
-        "ended": lane.ended,
+        "ended": lane.ended, "control": _control(lane),
+        "started": dt.datetime.fromtimestamp(lane.session.time, dt.UTC).isoformat(timespec="seconds"),
     }
 
 
@@ -269,16 +371,23 @@ def _non_pass(lane: Lane) -> list[dict[str, Any]]:
     } for r in sorted(lane.cases.values(), key=lambda r: r.id) if r.status is not Status.PASS]
 
 
-def load(inputs: Inputs) -> list[Lane]:
-    return load_lanes([s.path for s in inputs.journals], [s.name for s in inputs.journals])
+Loaded = tuple[list[Lane], Ledger]
 
 
-def build(inputs: Inputs, generated: dt.datetime, lanes: Sequence[Lane] | None = None) -> dict[str, Any]:
-    """The report document for ``inputs`` (``lanes``: already loaded from them); ``generated`` dates it
+def load(inputs: Inputs, today: dt.date) -> Loaded:
+    """The lanes of ``inputs`` with the expectations file applied as of ``today``, and the ledger that did it."""
+    source = inputs.expectations
+    ledger = Ledger(load_expectations(source.path, source.name) if source else [], today=today)
+    return load_lanes([s.path for s in inputs.journals], [s.name for s in inputs.journals], ledger), ledger
+
+
+def build(inputs: Inputs, generated: dt.datetime, loaded: Loaded | None = None) -> dict[str, Any]:
+    """The report document for ``inputs`` (``loaded``: already loaded from them); ``generated`` dates it
     and decides which expectations have expired."""
-    lanes = load(inputs) if lanes is None else lanes
+    lanes, ledger = load(inputs, generated.date()) if loaded is None else loaded
     cats = categories(lanes)
-    expectations = expectations_section(inputs.expectations, lanes, generated.date())
+    expectations = expectations_section(inputs.expectations, ledger)
+    coverage = coverage_section(inputs.coverage, lanes)
     problems = []
     not_accepted = sum(1 for lane in lanes for r in lane.cases.values() if not r.accepted)
     if not any(lane.cases for lane in lanes):
@@ -286,19 +395,19 @@ def build(inputs: Inputs, generated: dt.datetime, lanes: Sequence[Lane] | None =
     if not_accepted:
         problems.append(f"{_count(not_accepted, 'verdicts')} not accepted (see the non-pass list)")
     problems += [f"lane {lane.name} did not end: its journal has no end record" for lane in lanes if not lane.ended]
-    problems += [f"expectation {e['where']} expired on {e['expires']} ({e['bug']})"
-                 for e in expectations["entries"] if e["expired"]]
-    optional = [(key, s) for key, s in (("expectations", inputs.expectations), ("manifest", inputs.manifest)) if s]
+    problems += [f"expectation {problem}" for problem in ledger.problems()]
+    problems += coverage_problems(coverage)
     return {
         "schema": SCHEMA,
         "kind": KIND,
         "generated": generated.isoformat(timespec="seconds"),
         "summary": {
-            "passed": summary_line(lanes, cats),
-            "not_accepted": not_accepted_line(lanes),
             "qualified": not problems,
             "problems": problems,
+            "passed": summary_line(lanes, cats),
+            "not_accepted": not_accepted_line(lanes),
         },
+        "coverage": coverage,
         "counts": {
             "categories": {name: tally(verdicts.values()) for name, verdicts in cats.items()},
             "lanes": {lane.name: tally(lane.cases.values()) for lane in lanes},
@@ -311,6 +420,6 @@ def build(inputs: Inputs, generated: dt.datetime, lanes: Sequence[Lane] | None =
         "non_pass": [row for lane in lanes for row in _non_pass(lane)],
         "inputs": {
             "journals": [{"name": s.name, "sha256": sha256_file(s.path)} for s in inputs.journals],
-            **{key: {"name": s.name, "sha256": sha256_file(s.path)} for key, s in optional},
+            **{key: {"name": s.name, "sha256": sha256_file(s.path)} for key, s in inputs.optional().items()},
         },
     }

@@ -13,14 +13,14 @@ from pathlib import Path
 from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
 
 from harness import caseid
-from harness.journal import CaseRecord
+from harness.expectations import Verdict
 from harness.report.verdicts import Lane
 from harness.statuses import Status
 
 ERRORS = frozenset({Status.COMPILE_ERROR, Status.CRASH, Status.TIMEOUT})
 
 
-def junit_case(record: CaseRecord) -> TestCase:
+def junit_case(record: Verdict) -> TestCase:
     contract, backend, params = caseid.parse(record.id)
     case = TestCase(",".join(f"{k}={v}" for k, v in params), f"{contract}/{backend}", record.seconds)
     message = record.detail.splitlines()[0] if record.detail else str(record.status)

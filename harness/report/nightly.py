@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.errors import HarnessError
+from harness.expectations import Ledger, load_expectations
 from harness.fingerprint import gpu_present
 from harness.lanes import LANE_OUT_ENV
 from harness.report.command import fill
@@ -100,8 +101,9 @@ class LaneResult:
 
 
 def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, log: Path, out: Path,
-           timeout_s: float) -> LaneResult:
-    """Passed only on exit status 0 with journals in the lane's folder and every verdict in them accepted."""
+           timeout_s: float, ledger: Ledger) -> LaneResult:
+    """Passed only on exit status 0 with journals in the lane's folder and every verdict in them accepted
+    (the expectations of ``ledger`` applied)."""
     journals = journals_in(lane_out, recursive=True)
     names = [p.relative_to(out).as_posix() for p in journals]
     verdicts, problem = None, ""
@@ -109,7 +111,7 @@ def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, l
         problem = f"it left no journal in {lane_out.relative_to(out).as_posix()}"
     else:
         try:
-            verdicts = tally(r for lane in load_lanes(journals, names) for r in lane.cases.values())
+            verdicts = tally(r for lane in load_lanes(journals, names, ledger) for r in lane.cases.values())
         except HarnessError as exc:
             problem = f"its journals cannot be read: {exc}"
     if rc is None:
@@ -176,8 +178,10 @@ class Rollup:
 
 
 def run_nightly(matrix: Matrix, out: Path, probes: Probes | None = None, runner: LaneRunner | None = None,
-                only: str | None = None, dry_run: bool = False) -> Rollup:
-    """Run what this machine can run (``only``: an fnmatch pattern over combination ids) and roll up."""
+                only: str | None = None, dry_run: bool = False, expectations: Path | None = None) -> Rollup:
+    """Run what this machine can run (``only``: an fnmatch pattern over combination ids) and roll up, judging
+    the lanes' verdicts with ``expectations`` applied."""
+    ledger = Ledger(load_expectations(expectations) if expectations else [])
     probes = probes or Probes()
     runner = runner or CommandRunner(matrix.command, matrix.timeout_s)
     kept, dropped = matrix.expand()
@@ -199,7 +203,7 @@ def run_nightly(matrix: Matrix, out: Path, probes: Probes | None = None, runner:
         lane_out.mkdir(parents=True)
         started = time.monotonic()
         rc = runner(combo, lane_out, log)
-        results.append(_judge(combo, rc, time.monotonic() - started, lane_out, log, out, matrix.timeout_s))
+        results.append(_judge(combo, rc, time.monotonic() - started, lane_out, log, out, matrix.timeout_s, ledger))
     rollup = Rollup(str(matrix.path), dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), results,
                     [(combo.id, why) for combo, why in dropped], dry_run)
     (out / "nightly.json").write_text(json.dumps(rollup.to_json(), indent=1) + "\n", encoding="utf-8")

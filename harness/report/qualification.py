@@ -17,11 +17,11 @@ FILES = ("report.md", "report.html", "report.json", "junit.xml")
 def write_report(inputs: Inputs, out: Path, generated: dt.datetime | None = None) -> dict[str, Any]:
     """Write the report files into ``out`` (created) and return the report document."""
     generated = generated or dt.datetime.now(dt.UTC)
-    lanes = document.load(inputs)
-    doc = document.build(inputs, generated, lanes)
+    loaded = document.load(inputs, generated.date())
+    doc = document.build(inputs, generated, loaded)
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(render_markdown(doc), encoding="utf-8")
     (out / "report.html").write_text(render_html(doc), encoding="utf-8")
     (out / "report.json").write_text(render_json(doc), encoding="utf-8")
-    write_junit(lanes, out / "junit.xml")
+    write_junit(loaded[0], out / "junit.xml")
     return doc

@@ -2,7 +2,8 @@
 
 A lane is named by its journals' session records; several journals of one lane merge in the order
 given (a later verdict replaces an earlier one). A case a journal announced in a kernel group but
-never judged becomes Missing: a report fails closed on a run that stopped early.
+never judged becomes Missing: a report fails closed on a run that stopped early. Journals hold the
+backends' own verdicts; the expectations given are applied here, to each lane's final verdicts.
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from typing import Literal
 from harness import caseid
 from harness.contracts import KERNEL_AXES
 from harness.errors import CaseIdError, JournalError
-from harness.journal import CaseRecord, EndRecord, GroupRecord, SessionRecord, from_json, read_journal
+from harness.expectations import Ledger, Verdict
+from harness.journal import (
+    CaseRecord,
+    ControlRecord,
+    EndRecord,
+    GroupRecord,
+    SessionRecord,
+    from_json,
+    read_journal,
+)
 from harness.report.errors import ReportError
 from harness.statuses import Status
 
@@ -32,13 +42,16 @@ SEVERITY = {status: rank for rank, status in enumerate((
 
 @dataclass(frozen=True)
 class Lane:
-    """One lane's final verdicts and the session it ran in (the last session record holds the fingerprint)."""
+    """One lane's final verdicts (expectations applied), the session it ran in (the last session record holds
+    the fingerprint), each case's kernel group as a journal announced it, and its positive controls."""
 
     name: str
     journals: tuple[str, ...]
     session: SessionRecord
-    cases: dict[str, CaseRecord]
+    cases: dict[str, Verdict]
     ended: bool
+    groups: dict[str, tuple[str, ...]]  # case id -> every case id of the kernel group that ran it
+    controls: tuple[ControlRecord, ...] = ()
 
     @property
     def kind(self) -> LaneKind:
@@ -76,7 +89,7 @@ def describe(case_id: str) -> Described:
     return Described(contract, backend, kind)
 
 
-def rank(record: CaseRecord) -> tuple[int, bool]:
+def rank(record: Verdict) -> tuple[int, bool]:
     """Higher is worse: of one case's verdicts in several lanes the worst speaks; unwaived beats waived."""
     return SEVERITY[record.status], not record.accepted
 
@@ -97,7 +110,26 @@ def journals_in(folder: Path, recursive: bool = False) -> list[Path]:
     return [p for p in sorted(folder.rglob("*.jsonl") if recursive else folder.glob("*.jsonl")) if is_journal(p)]
 
 
-def _read(path: Path, name: str) -> tuple[SessionRecord, dict[str, CaseRecord], bool]:
+@dataclass
+class _Read:
+    """What one lane's journals recorded, merged in order, before the expectations are applied."""
+
+    journals: list[str]
+    session: SessionRecord
+    cases: dict[str, CaseRecord]
+    ended: bool
+    groups: dict[str, tuple[str, ...]]
+    controls: list[ControlRecord]
+
+    def merge(self, later: _Read) -> None:
+        self.journals += later.journals
+        self.session, self.ended = later.session, self.ended and later.ended
+        self.cases.update(later.cases)
+        self.groups.update(later.groups)
+        self.controls += later.controls
+
+
+def _read(path: Path, name: str) -> _Read:
     try:
         records = list(read_journal(path))
     except (JournalError, KeyError, TypeError, ValueError) as exc:  # a damaged line that parses as JSON
@@ -110,45 +142,52 @@ def _read(path: Path, name: str) -> tuple[SessionRecord, dict[str, CaseRecord], 
         raise ReportError(f"{name}: session records of several lanes {sorted(lanes)}: one journal is one lane")
     lane = sessions[0].lane
     cases: dict[str, CaseRecord] = {}
-    announced: dict[str, str] = {}
+    announced: dict[str, GroupRecord] = {}
+    controls: list[ControlRecord] = []
     for record in records:
+        if isinstance(record, CaseRecord | ControlRecord) and record.lane != lane:
+            raise ReportError(f"{name}: {record.TYPE} {record.id} is recorded for lane {record.lane!r} in a "
+                              f"{lane!r} journal")
         if isinstance(record, CaseRecord):
-            if record.lane != lane:
-                raise ReportError(f"{name}: case {record.id} is recorded for lane {record.lane!r} in a "
-                                  f"{lane!r} journal")
             cases[record.id] = record
+        elif isinstance(record, ControlRecord):
+            controls.append(record)
         elif isinstance(record, GroupRecord):
-            announced.update(dict.fromkeys(record.cases, record.kernel))
+            announced.update(dict.fromkeys(record.cases, record))
     for case_id in cases.keys() | announced.keys():
         try:
             describe(case_id)
         except CaseIdError as exc:
             raise ReportError(f"{name}: {exc}") from None
-    for case_id, kernel in announced.items():
+    for case_id, group in announced.items():
         if case_id not in cases:
             cases[case_id] = CaseRecord(case_id, Status.MISSING, lane,
-                                        f"no verdict: {name} stops inside kernel group {kernel}")
+                                        f"no verdict: {name} stops inside kernel group {group.kernel}")
     # Ended: the last session reached its end record (verdicts appended later, e.g. sanitizer findings,
     # do not undo that; a resumed run that was cut short again does).
     last_session = max(i for i, r in enumerate(records) if isinstance(r, SessionRecord))
     ended = any(isinstance(r, EndRecord) for r in records[last_session:])
-    return sessions[-1], cases, ended
+    groups = {case_id: group.cases for case_id, group in announced.items()}
+    return _Read([name], sessions[-1], cases, ended, groups, controls)
 
 
-def load_lanes(paths: Sequence[Path], names: Sequence[str] | None = None) -> list[Lane]:
-    """Lanes in first-seen order; ``names`` label the journals in messages and reports (default: the paths)."""
+def load_lanes(paths: Sequence[Path], names: Sequence[str] | None = None, ledger: Ledger | None = None) -> list[Lane]:
+    """Lanes in first-seen order, their final verdicts resolved by ``ledger`` (none: no expectation applies)
+    under each lane's own tags; ``names`` label the journals in messages and reports (default: the paths)."""
     labels = list(names) if names is not None else [str(p) for p in paths]
     if not paths:
         raise ReportError("no journal given: a report needs at least one")
-    merged: dict[str, Lane] = {}
+    ledger = ledger or Ledger([])
+    merged: dict[str, _Read] = {}
     for path, label in zip(paths, labels, strict=True):
-        session, cases, ended = _read(path, label)
-        earlier = merged.get(session.lane)
-        if earlier is not None:
-            cases = {**earlier.cases, **cases}
-            ended = ended and earlier.ended
-            label_list = (*earlier.journals, label)
+        read = _read(path, label)
+        if read.session.lane in merged:
+            merged[read.session.lane].merge(read)
         else:
-            label_list = (label,)
-        merged[session.lane] = Lane(session.lane, label_list, session, cases, ended)
-    return list(merged.values())
+            merged[read.session.lane] = read
+    lanes = []
+    for name, read in merged.items():
+        resolve = ledger.under(read.session.tags).resolve
+        lanes.append(Lane(name, tuple(read.journals), read.session, {i: resolve(r) for i, r in read.cases.items()},
+                          read.ended, read.groups, tuple(read.controls)))
+    return lanes

@@ -1,7 +1,9 @@
 """Judging a finished lane folder: each sanitizer record becomes a verdict of its case, or a problem.
 
-A charged case gets a SanitizerError verdict (after the expectations: a waived one is ExpectedFail)
-appended to the journal that holds it; everything else that must fail the lane is a problem.
+A charged case gets a SanitizerError verdict appended to the journal that holds it (the backend's
+own verdict: the expectations are applied to the lane's final verdicts, as every reader does), the
+lane's first journal gets a record of whether the positive control was seen, and everything else
+that must fail the lane is a problem.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harness.expectations import Ledger
-from harness.journal import CaseRecord, JournalWriter, final_cases, read_journal
+from harness.expectations import Ledger, Verdict
+from harness.journal import CaseRecord, ControlRecord, JournalWriter, final_cases, read_journal
 from harness.sanitizer.attribution import Finding, Launch, Unmapped, attribute, read_launches
 from harness.sanitizer.layout import LaneLayout, read_json
 from harness.sanitizer.records import SanitizerRecord, SanitizerXmlError, parse_file
@@ -36,7 +38,7 @@ class LaneResult:
     """What a lane found; ``problems`` empty means the lane passed."""
 
     tool: str
-    finals: dict[str, CaseRecord] = field(default_factory=dict)
+    finals: dict[str, Verdict] = field(default_factory=dict)
     records: int = 0
     charged: dict[str, list[Finding]] = field(default_factory=dict)
     control_records: int = 0
@@ -50,7 +52,8 @@ class LaneResult:
 
 
 def judge(layout: LaneLayout, slots: list[str], ledger: Ledger) -> LaneResult:
-    """Judge the lane folder written by one session of ``slots``; appends the sanitizer verdicts.
+    """Judge the lane folder written by one session of ``slots``; appends the sanitizer verdicts and the
+    control's record.
 
     Problems: a sanitizer that crashed, wrote no or unreadable XML, or announced findings it did not
     write; an unmapped record (shown in full); the positive control not launched or not reported; a
@@ -80,17 +83,30 @@ def judge(layout: LaneLayout, slots: list[str], ledger: Ledger) -> LaneResult:
                     result.control_records += 1
                 else:
                     by_case[target.launch.ledger, target.case].append(outcome)
-    if not any(launch.control for launch in launches):
-        result.problems.append(f"positive control {control.id} never launched (see its item in JUnit)")
-    elif not result.control_reported:
-        result.problems.append(f"positive control {control.id} was launched but {layout.tool} did not report "
-                               f"it ({control.plants}): this lane cannot see what it is meant to check")
-    _write_verdicts(by_case, result, ledger)
+    missed = _control_missed(layout.tool, launches, result.control_reported)
+    if missed:
+        result.problems.append(missed)
+    _write_verdicts(by_case, result)
+    if layout.journals():  # reports earn the lane's coverage cells only with its control seen
+        with JournalWriter(layout.journals()[0]) as writer:
+            writer.write(ControlRecord(control.id, result.lane, not missed, result.control_records,
+                                       missed or f"{layout.tool} reported it ({control.plants})"))
     result.charged = {case: findings for (_, case), findings in by_case.items()}
-    result.finals = {cid: record for path in layout.journals()
+    result.finals = {cid: ledger.resolve(record) for path in layout.journals()
                      for cid, record in final_cases(read_journal(path)).items()}
     _case_problems(result, ledger)
     return result
+
+
+def _control_missed(tool: str, launches: list[Launch], reported: bool) -> str:
+    """Why the lane's positive control does not count as seen ('' when its tool reported it)."""
+    control = CONTROLS[tool]
+    if not any(launch.control for launch in launches):
+        return f"positive control {control.id} never launched (see its item in JUnit)"
+    if not reported:
+        return (f"positive control {control.id} was launched but {tool} did not report it ({control.plants}): "
+                "this lane cannot see what it is meant to check")
+    return ""
 
 
 def _runs(layout: LaneLayout, slots: list[str], problems: list[str]) -> list[Run]:
@@ -147,9 +163,8 @@ def _records(layout: LaneLayout, run: Run, launches: list[Launch],
     return records
 
 
-def _write_verdicts(by_case: dict[tuple[Path, str], list[Finding]], result: LaneResult,
-                    ledger: Ledger) -> None:
-    """Append one SanitizerError verdict (resolved by the expectations) per charged case to its journal."""
+def _write_verdicts(by_case: dict[tuple[Path, str], list[Finding]], result: LaneResult) -> None:
+    """Append one SanitizerError verdict per charged case to its journal."""
     journals: dict[Path, list[tuple[str, list[Finding]]]] = defaultdict(list)
     for (journal, case), findings in sorted(by_case.items()):
         journals[journal].append((case, findings))
@@ -158,7 +173,7 @@ def _write_verdicts(by_case: dict[tuple[Path, str], list[Finding]], result: Lane
         with JournalWriter(journal) as writer:
             for case, findings in cases:
                 verdict = _verdict(case, findings, before.get(case), result.lane, result.tool)
-                writer.write(ledger.resolve(verdict))
+                writer.write(verdict)
 
 
 def _verdict(case: str, findings: list[Finding], before: CaseRecord | None, lane: str,
@@ -171,7 +186,7 @@ def _verdict(case: str, findings: list[Finding], before: CaseRecord | None, lane
         detail += f"; before the sanitizer's verdict: {before.status}: {before.detail}"
     if before is None:
         return CaseRecord(case, Status.SANITIZER_ERROR, lane, detail)
-    return replace(before, status=Status.SANITIZER_ERROR, lane=lane, detail=detail, rules=(), waiver=None)
+    return replace(before, status=Status.SANITIZER_ERROR, lane=lane, detail=detail, rules=())
 
 
 def _case_problems(result: LaneResult, ledger: Ledger) -> None:
@@ -182,6 +197,4 @@ def _case_problems(result: LaneResult, ledger: Ledger) -> None:
         result.problems.append(f"{record.status}: {record.id}: {record.detail}")
     if len(rejected) > MAX_LISTED:
         result.problems.append(f"... and {len(rejected) - MAX_LISTED} more case(s) not accepted")
-    for case_id in result.finals:
-        ledger.match(case_id)
     result.problems += [f"expectation: {problem}" for problem in ledger.problems()]

@@ -7,13 +7,14 @@ passed on every backend that ran it; a backend's *GPU checks* are its cases that
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 
 from harness import caseid
 from harness.journal import CaseRecord
 from harness.statuses import Status
 
 
-def summary_line(finals: dict[str, CaseRecord], tool: str) -> str:
+def summary_line(finals: Mapping[str, CaseRecord], tool: str) -> str:
     """E.g. ``Passed: 1 shared-contract checks, 2 numba GPU checks, 1 cutlass GPU checks, under racecheck``.
 
     >>> from harness.journal import CaseRecord

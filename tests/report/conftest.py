@@ -1,4 +1,4 @@
-"""Fixtures of the report tests: a journal factory and a small five-lane qualification."""
+"""Fixtures of the report tests: a journal factory, a small five-lane qualification and its waivers."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from harness.journal import CaseRecord
 from harness.statuses import Status
 from tests.report.journals import SCRIPT, WAIVER, case_id, wheel_id, write_journal
+
+#: The qualification's one declared NotSupported.
+DECLARED = case_id("rustfatbin", valid="partial")
 
 
 @pytest.fixture
@@ -29,14 +31,13 @@ def qualification(journal: Callable[..., Path]) -> list[Path]:
     """Five lanes of a small qualification; the tests count by hand what the report must count.
 
     shared-contract: 6 Pass; numba host: 2 Pass; GPU: numba 2 Pass, cutlass 1 Pass + 1 Fail (its
-    detail holds a script), rustfatbin 1 Pass + 1 waived NotSupported; racecheck ran 4 (all Pass, not
-    rustfatbin); wheels: 2 Pass.
+    detail holds a script), rustfatbin 1 Pass + 1 NotSupported (declared in ``waivers``); racecheck
+    ran 4 (all Pass, not rustfatbin); wheels: 2 Pass.
     """
     backends = ("numba", "cutlass", "rustfatbin")
     gpu: list[Any] = [(case_id(b, valid=v), Status.PASS) for b in backends for v in ("full", "partial")]
     gpu[3] = (case_id("cutlass", valid="partial"), Status.FAIL, SCRIPT)
-    gpu[5] = CaseRecord(case_id("rustfatbin", valid="partial"), Status.NOT_SUPPORTED, "gpu",
-                        "transpose needs shared memory", waiver=WAIVER)
+    gpu[5] = (DECLARED, Status.NOT_SUPPORTED, "transpose needs shared memory")
     return [
         journal("host", [(case_id(b, kind), Status.PASS) for b in backends for kind in ("compile", "reject")]),
         journal("simulator", [(case_id("numba", valid=v), Status.PASS) for v in ("full", "partial")]),
@@ -45,3 +46,12 @@ def qualification(journal: Callable[..., Path]) -> list[Path]:
                                   for v in ("full", "partial")]),
         journal("wheels", [(wheel_id(b), Status.PASS) for b in ("numba", "cutlass")]),
     ]
+
+
+@pytest.fixture
+def waivers(tmp_path: Path) -> Path:
+    """The expectations file of the qualification: it declares the rustfatbin NotSupported."""
+    path = tmp_path / "waivers.toml"
+    path.write_text(f'schema = 1\n[[expect]]\ncases = "{DECLARED}"\nstatus = "NotSupported"\n'
+                    f'bug = "{WAIVER}"\nexpires = 2099-01-01\nreason = "transpose needs shared memory"\n')
+    return path

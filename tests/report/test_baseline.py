@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import caseid
-from harness.journal import CaseRecord
+from harness.expectations import Ledger, load_expectations
 from harness.report.baseline import pack, read_baseline, unpack, write_baseline
 from harness.report.errors import ReportError
 from harness.report.verdicts import load_lanes
@@ -50,11 +51,16 @@ def test_values_sort_naturally_and_siblings_with_equal_subtrees_merge() -> None:
 
 
 def test_the_baseline_groups_by_lane_acceptance_and_status(journal: Callable[..., Path], tmp_path: Path) -> None:
+    """It stores resolved verdicts: what the expectations in force made of them, naming the file."""
     path = journal("gpu", [(case_id("numba"), Status.PASS), (case_id("cutlass"), Status.FAIL),
-                           CaseRecord(case_id("rustfatbin"), Status.NOT_SUPPORTED, "gpu", "", waiver=WAIVER),
+                           (case_id("rustfatbin"), Status.NOT_SUPPORTED),
                            (case_id("rustfatbin", valid="zero"), Status.NOT_SUPPORTED)])
+    waivers = tmp_path / "waivers.toml"
+    waivers.write_text(f'schema = 1\n[[expect]]\ncases = "{case_id("rustfatbin")}"\nstatus = "NotSupported"\n'
+                       f'bug = "{WAIVER}"\nexpires = 2099-01-01\nreason = "declared"\n')
     out = tmp_path / "baselines" / "gpu.json"
-    doc = write_baseline(load_lanes([path]), out)
+    doc = write_baseline(load_lanes([path], ledger=Ledger(load_expectations(waivers))), out, waivers)
+    assert doc["expectations"] == {"name": str(waivers), "sha256": hashlib.sha256(waivers.read_bytes()).hexdigest()}
     assert {g: list(s) for g, s in doc["lanes"]["gpu"].items()} == {
         "accepted": ["Pass", "NotSupported"], "not_accepted": ["NotSupported", "Fail"]}
     assert read_baseline(out) == {"gpu": {

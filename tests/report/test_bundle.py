@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
 import subprocess
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -167,3 +169,30 @@ def test_an_empty_folder_takes_a_bundle(qualification: list[Path], tmp_path: Pat
     (tmp_path / "empty").mkdir()
     write_bundle(tmp_path / "empty", qualification)
     assert verify_bundle(tmp_path / "empty") == []
+
+
+def test_a_bundle_applies_the_expectations_it_carries(qualification: list[Path], tmp_path: Path) -> None:
+    cid = "block.load/cutlass/dtype=int32,block=32,ipt=4,alg=striped,valid=partial,oob=none,offset=zero"
+    expectations = tmp_path / "exp.toml"
+    expectations.write_text(f'schema = 1\n[[expect]]\ncases = "{cid}"\nstatus = "Fail"\ntags = {{ lane = "gpu" }}\n'
+                            'bug = "https://bugs.example/3"\nexpires = 2099-01-01\nreason = "known"\n')
+    path = tmp_path / "b"
+    doc = write_bundle(path, qualification, expectations)
+    assert doc["counts"]["categories"]["cutlass GPU checks"]["accepted"] == 2
+    assert verify_bundle(path) == []
+    (path / "expectations.toml").write_text("schema = 1\n")  # the waiver taken out, the index redone
+    rehash(path)
+    assert ("report.json: counts.categories['cutlass GPU checks'].accepted is 2, but the journals give 1"
+            in verify_bundle(path))
+
+
+def test_a_report_dated_before_its_runs_fails(qualification: list[Path], journal: Callable[..., Path],
+                                              tmp_path: Path) -> None:
+    """The report's date decides which expectations expired: a backdated one would revive them."""
+    late = journal("gpu-memcheck", [], name="late")
+    late.write_text(late.read_text().replace('"time":1.0', '"time":1900000000.0', 1))  # a run in 2030
+    path = tmp_path / "b"
+    write_bundle(path, [*qualification, late], generated=dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
+    assert verify_bundle(path) == ["report.json: generated 2026-03-01T00:00:00+00:00, before lane gpu-memcheck "
+                                   "started (2030-03-17T17:46:40+00:00): a backdated report would revive expired "
+                                   "expectations"]

@@ -31,13 +31,17 @@ def passing(journal: Callable[..., Path]) -> Path:
     return journal("gpu", [(case_id("numba"), Status.PASS)], name="passing")
 
 
-def test_report_exit_status_follows_qualification(qualification: list[Path], passing: Path, tmp_path: Path,
+def test_report_exit_status_follows_qualification(qualification: list[Path], waivers: Path, passing: Path,
+                                                  contracts: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (contracts / "coverage.toml").write_text(  # asks only what ``passing`` holds
+        'schema = 1\n[[cell]]\ncontract = "block.load"\nbackends = ["numba"]\nevidence = ["runtime"]\n')
     assert main(["report", str(passing), "--out", str(tmp_path / "ok")]) == 0
     assert capsys.readouterr().out.startswith("Passed: 1 numba GPU check\nNot accepted: none\n")
     assert sorted(p.name for p in (tmp_path / "ok").iterdir()) == ["junit.xml", "report.html", "report.json",
                                                                    "report.md"]
-    assert main(["report", *map(str, qualification), "--out", str(tmp_path / "bad")]) == 1
+    assert main(["report", *map(str, qualification), "--expectations", str(waivers),
+                 "--out", str(tmp_path / "bad")]) == 1
     assert "not qualified: 1 verdict not accepted" in capsys.readouterr().err
 
 
@@ -82,20 +86,26 @@ def test_bundle_then_verify(qualification: list[Path], tmp_path: Path, capsys: p
     assert f"{folder}: report.md: listed in SHA256SUMS but missing from the bundle" in capsys.readouterr().err
 
 
-def test_baseline_then_diff(journal: Callable[..., Path], passing: Path, tmp_path: Path,
+def test_baseline_then_diff(journal: Callable[..., Path], passing: Path, contracts: Path, tmp_path: Path,
                             capsys: pytest.CaptureFixture[str]) -> None:
     baseline = tmp_path / "baselines" / "gpu.json"
     assert main(["baseline", str(passing), "--out", str(baseline)]) == 0
     assert main(["diff", "--baseline", str(baseline), str(passing)]) == 0
-    failing = journal("gpu", [(case_id("numba"), Status.FAIL)], name="gpu-now")
+    failing = journal("gpu", [(case_id("numba"), Status.FAIL)], name="gpu-now", groups=[("k", [case_id("numba")])])
     report = tmp_path / "diff.json"
     assert main(["diff", "--baseline", str(baseline), str(failing), "--json", str(report)]) == 1
     assert json.loads(report.read_text())["new_failures"][0]["id"] == case_id("numba")
     rerun = (f"{sys.executable} -c \"import shutil, sys; shutil.copy(sys.argv[1], sys.argv[2])\" "
              f"{passing} {{journal}}")
     capsys.readouterr()
+    assert main(["diff", "--baseline", str(baseline), str(failing), "--rerun", rerun, "--rerun-times", "2"]) == 1
+    assert capsys.readouterr().out.startswith("REGRESSION: 0 new failures, 0 missing, 1 flakes")
+    (contracts / "expectations.toml").write_text(  # the flake declared
+        f'schema = 1\n[[expect]]\ncases = "{case_id("numba")}"\nstatus = "Flake"\nbug = "https://bugs.example/5"\n'
+        'expires = 2099-01-01\nreason = "flaky"\n')
     assert main(["diff", "--baseline", str(baseline), str(failing), "--rerun", rerun]) == 0
-    assert capsys.readouterr().out.startswith("No regression: 0 new failures, 0 missing, 1 flakes")
+    assert capsys.readouterr().out.startswith("No regression: 0 new failures, 0 missing, 0 flakes, 0 still failing, "
+                                              "0 fixed, 0 new cases, 1 known flakes")
     (tmp_path / "bad.json").write_text("[]")
     assert main(["diff", "--baseline", str(tmp_path / "bad.json"), str(failing)]) == 2
 
@@ -123,3 +133,17 @@ def test_register_adds_the_commands_to_another_parser() -> None:
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["verify", "bundle.tar.gz"])
     assert (args.command, args.bundle, args.func.__name__) == ("verify", Path("bundle.tar.gz"), "cmd_verify")
+
+
+def test_a_host_only_report_does_not_qualify(journal: Callable[..., Path], contracts: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """One backend's host lane, all passing, is far from a qualification: the report says no and what is missing."""
+    (contracts / "coverage.toml").write_text(
+        'schema = 1\n[[cell]]\ncontract = "block.load"\nbackends = ["numba"]\n'
+        'evidence = ["reject", "compile", "resources", "runtime", "racecheck"]\n')
+    host = journal("host", [(case_id("numba", kind), Status.PASS) for kind in ("compile", "reject")],
+                   backends=("numba",))
+    assert main(["report", str(host), "--out", str(tmp_path / "r")]) == 1
+    md = (tmp_path / "r" / "report.md").read_text().splitlines()
+    assert "Qualified: **no**" in md[2]
+    assert any("gpu" in line and "did not run" in line for line in md[3:8])

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.journal import CaseRecord
-from harness.report.document import NOT_RECORDED, Inputs, Source, build
+from harness.report.document import NOT_RECORDED, Inputs, Source, build, sha256_file
 from harness.report.errors import ReportError
 from harness.statuses import Status
 from tests.report.journals import WAIVER, case_id
@@ -24,8 +23,8 @@ def report(journals: list[Path], **optional: Path) -> dict[str, Any]:
     return build(Inputs([Source.of(p) for p in journals], **sources), WHEN)
 
 
-def test_counts_per_category(qualification: list[Path]) -> None:
-    cats = report(qualification)["counts"]["categories"]
+def test_counts_per_category(qualification: list[Path], waivers: Path) -> None:
+    cats = report(qualification, expectations=waivers)["counts"]["categories"]
     assert {name: (c["total"], c["accepted"], c["statuses"]) for name, c in cats.items()} == {
         "shared-contract checks": (6, 6, {"Pass": 6}),
         "numba host checks": (2, 2, {"Pass": 2}),
@@ -51,8 +50,9 @@ def test_counts_per_lane_and_pass_rates(qualification: list[Path]) -> None:
     assert "rustfatbin" not in rates["cells"]["wheel.install"]
 
 
-def test_summary_line_says_how_much_of_it_ran_under_a_tool_that_ran_only_part(qualification: list[Path]) -> None:
-    summary = report(qualification)["summary"]
+def test_summary_line_says_how_much_of_it_ran_under_a_tool_that_ran_only_part(qualification: list[Path],
+                                                                             waivers: Path) -> None:
+    summary = report(qualification, expectations=waivers)["summary"]
     assert summary["passed"] == ("Passed: 6 shared-contract checks, 2 numba host checks, 2 fresh-wheel checks, "
                                  "2 numba GPU checks, 1 cutlass GPU check, 1 rustfatbin GPU check "
                                  "(racecheck: 3 of them)")
@@ -75,24 +75,25 @@ def test_backend_names_come_from_the_data(journal: Callable[..., Path]) -> None:
     assert report(paths)["summary"]["passed"] == "Passed: 1 triton GPU check"
 
 
-def test_a_run_that_fails_a_case_or_stops_early_does_not_qualify(qualification: list[Path],
+def test_a_run_that_fails_a_case_or_stops_early_does_not_qualify(qualification: list[Path], waivers: Path,
                                                                  journal: Callable[..., Path]) -> None:
     cut = journal("gpu-memcheck", [], ended=False, groups=[("k", [case_id("numba")])])
-    summary = report([*qualification, cut])["summary"]
+    summary = report([*qualification, cut], expectations=waivers)["summary"]
     assert not summary["qualified"]
     assert summary["problems"] == ["2 verdicts not accepted (see the non-pass list)",
-                                   "lane gpu-memcheck did not end: its journal has no end record"]
+                                   "lane gpu-memcheck did not end: its journal has no end record",
+                                   "no coverage manifest given: nothing says what a qualification must cover"]
 
 
-def test_a_clean_run_qualifies_and_an_empty_one_does_not(journal: Callable[..., Path]) -> None:
-    assert report([journal("gpu", [(case_id("numba"), Status.PASS)])])["summary"]["qualified"]
+def test_an_empty_run_does_not_qualify(journal: Callable[..., Path]) -> None:
     empty = report([journal("host", [], name="empty")])["summary"]
-    assert empty["problems"] == ["no verdict recorded: a qualification that ran nothing fails"]
+    assert empty["problems"] == ["no verdict recorded: a qualification that ran nothing fails",
+                                 "no coverage manifest given: nothing says what a qualification must cover"]
     assert empty["passed"] == "Passed: nothing (no verdict recorded)"
 
 
-def test_non_pass_verdicts_keep_their_detail_and_waiver(qualification: list[Path]) -> None:
-    rows = report(qualification)["non_pass"]
+def test_non_pass_verdicts_keep_their_detail_and_waiver(qualification: list[Path], waivers: Path) -> None:
+    rows = report(qualification, expectations=waivers)["non_pass"]
     assert [(r["lane"], r["status"], r["accepted"], r["waiver"]) for r in rows] == [
         ("gpu", "Fail", False, None), ("gpu", "NotSupported", True, WAIVER)]
     assert rows[0]["detail"].startswith("<script>")
@@ -111,12 +112,12 @@ def test_fingerprint_says_not_recorded_for_what_the_run_did_not_record(qualifica
     assert (second["commit"], second["gpu"], second["cuda_home"]) == ("abc123", NOT_RECORDED, "/opt/cuda")
 
 
-def test_expectations_in_force_with_expiry_and_the_verdicts_citing_them(qualification: list[Path],
+def test_expectations_in_force_with_expiry_and_the_verdicts_they_match(qualification: list[Path],
                                                                        tmp_path: Path) -> None:
     path = tmp_path / "expectations.toml"
     path.write_text(f"""schema = 1
 [[expect]]
-cases = "block.load/rustfatbin/*alg=transpose*"
+cases = "block.load/rustfatbin/*valid=partial*"
 status = "NotSupported"
 tags = {{ backend = "rustfatbin" }}
 bug = "{WAIVER}"
@@ -125,9 +126,19 @@ reason = "no shared-memory statics in plain rustc"
 """)
     doc = report(qualification, expectations=path)
     [entry] = doc["expectations"]["entries"]
-    assert entry["expired"] and entry["expires"] == "2026-02-01" and entry["verdicts_citing_bug"] == 1
-    assert entry["where"] == f"{path}: expect[0]"
-    assert f"expectation {path}: expect[0] expired on 2026-02-01 ({WAIVER})" in doc["summary"]["problems"]
+    assert entry["expired"] and entry["expires"] == "2026-02-01" and entry["verdicts_matched"] == 1
+    assert entry["where"] == f"{path}: expect[0]" and not entry["unmatched"]
+    assert (doc["expectations"]["name"], doc["expectations"]["sha256"]) == (str(path), sha256_file(path))
+    assert (f"expectation {path}: expect[0]: expired on 2026-02-01 ({WAIVER}): block.load/rustfatbin/*valid=partial*"
+            in doc["summary"]["problems"])
+    assert doc["counts"]["categories"]["rustfatbin GPU checks"]["accepted"] == 1  # it waived nothing
+
+
+def test_a_live_entry_that_matches_nothing_is_listed(qualification: list[Path], tmp_path: Path) -> None:
+    path = expect(tmp_path, "block.store/*", "Fail", "2099-01-01")
+    doc = report(qualification, expectations=path)
+    assert doc["expectations"]["entries"][0]["unmatched"]
+    assert f"expectation {path}: expect[0]: matched no case of this run: block.store/*" in doc["summary"]["problems"]
 
 
 def test_the_wheel_manifest_is_shown_flat(qualification: list[Path], tmp_path: Path) -> None:
@@ -151,8 +162,45 @@ def test_the_document_is_json_and_a_pure_function_of_its_inputs(qualification: l
     assert json.loads(json.dumps(first)) == first == report(qualification)
 
 
-def test_an_unwaived_verdict_outranks_a_waived_one_of_the_same_status(journal: Callable[..., Path]) -> None:
+def test_an_unwaived_verdict_outranks_a_waived_one_of_the_same_status(journal: Callable[..., Path],
+                                                                      tmp_path: Path) -> None:
     cid = case_id("rustfatbin")
-    paths = [journal("gpu", [CaseRecord(cid, Status.NOT_SUPPORTED, "gpu", "declared", waiver=WAIVER)]),
-             journal("gpu-memcheck", [CaseRecord(cid, Status.NOT_SUPPORTED, "gpu-memcheck", "declared")])]
-    assert report(paths)["counts"]["categories"]["rustfatbin GPU checks"]["accepted"] == 0
+    path = tmp_path / "gpu-only.toml"
+    path.write_text(f'schema = 1\n[[expect]]\ncases = "{cid}"\nstatus = "NotSupported"\ntags = {{ lane = "gpu" }}\n'
+                    f'bug = "{WAIVER}"\nexpires = 2099-01-01\nreason = "declared for the gpu lane only"\n')
+    paths = [journal("gpu", [(cid, Status.NOT_SUPPORTED, "declared")]),
+             journal("gpu-memcheck", [(cid, Status.NOT_SUPPORTED, "declared")])]
+    doc = report(paths, expectations=path)
+    assert doc["counts"]["lanes"]["gpu"]["accepted"] == 1
+    assert doc["counts"]["categories"]["rustfatbin GPU checks"]["accepted"] == 0
+
+
+def expect(tmp_path: Path, case: str, status: str, expires: str, name: str = "expectations.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(f'schema = 1\n[[expect]]\ncases = "{case}"\nstatus = "{status}"\nbug = "{WAIVER}"\n'
+                    f'expires = {expires}\nreason = "known"\n')
+    return path
+
+
+def test_waivers_come_from_the_expectations_file_and_an_expired_one_waives_nothing(
+        journal: Callable[..., Path], tmp_path: Path) -> None:
+    cid = case_id("cutlass", valid="partial")
+    path = journal("gpu", [(cid, Status.FAIL, "out[3]=5")])
+    live = report([path], expectations=expect(tmp_path, cid, "Fail", "2099-01-01", "live.toml"))
+    assert live["counts"]["lanes"]["gpu"]["statuses"] == {"ExpectedFail": 1}
+    assert [(r["status"], r["accepted"], r["waiver"]) for r in live["non_pass"]] == [("ExpectedFail", True, WAIVER)]
+    expired = report([path], expectations=expect(tmp_path, cid, "Fail", "2026-02-01", "expired.toml"))
+    assert expired["counts"]["lanes"]["gpu"]["statuses"] == {"Fail": 1}
+    assert not expired["summary"]["qualified"]
+    assert any("expired on 2026-02-01" in p for p in expired["summary"]["problems"])
+
+
+def test_a_waiver_written_in_a_journal_is_not_trusted(journal: Callable[..., Path]) -> None:
+    """A journal line of an older harness that claims ExpectedFail with a waiver is read as the failure it was."""
+    path = journal("gpu", [])
+    with path.open("a") as fh:
+        fh.write(json.dumps({"v": 1, "type": "case", "id": case_id("numba"), "status": "ExpectedFail", "lane": "gpu",
+                             "detail": "out[0]=1", "waiver": WAIVER}) + "\n")
+    doc = report([path])
+    assert doc["counts"]["lanes"]["gpu"]["accepted"] == 0
+    assert not doc["summary"]["qualified"]

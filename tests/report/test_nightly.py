@@ -130,6 +130,23 @@ def test_runnable_lanes_run_and_the_rollup_judges_them(tmp_path: Path) -> None:
     assert "- numpy=1.26,lane=gpu-racecheck: sanitizer lanes run once" in text
 
 
+def test_a_lane_judged_with_the_expectations_in_force(tmp_path: Path) -> None:
+    """A lane's journal holds the backend's own Fail: a live expectation waives it, an expired one does not."""
+    def failing(combo: Combination, lane_out: Path, log: Path) -> int:
+        write_journal(lane_out / "gpu.jsonl", "gpu", [(case_id("numba"), Status.FAIL)])
+        return 0
+
+    outcomes = []
+    for expires in ("2099-01-01", "2026-01-01"):
+        waivers = tmp_path / f"{expires}.toml"
+        waivers.write_text(f'schema = 1\n[[expect]]\ncases = "{case_id("numba")}"\nstatus = "Fail"\n'
+                           f'bug = "https://bugs.example/8"\nexpires = {expires}\nreason = "known"\n')
+        rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / expires, probes(), runner=failing,
+                             only="numpy=2.x,lane=gpu", expectations=waivers)
+        outcomes += [(r.outcome, r.reason) for r in rollup.results if r.id == "numpy=2.x,lane=gpu"]
+    assert outcomes == [("passed", ""), ("failed", "exit status 0, but 1 verdicts are not accepted")]
+
+
 def test_a_lane_that_leaves_no_journal_fails(tmp_path: Path) -> None:
     rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(),
                          runner=lambda combo, lane_out, log: 0, only="*lane=host")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.expectations import Ledger, load_expectations
-from harness.journal import final_cases, read_journal
+from harness.journal import ControlRecord, final_cases, read_journal
 from harness.sanitizer.judge import judge
 from harness.sanitizer.summary import summary_line
 from harness.sanitizer.tools import CONTROLS, ERROR_EXITCODE
@@ -69,6 +69,8 @@ def test_a_waived_finding_is_an_expected_failure(healthy: Any, hazard: Callable[
     assert result.problems == []
     waived = result.finals[CASES[2]]
     assert waived.status is Status.EXPECTED_FAIL and waived.waiver == "https://bugs.example/12"
+    recorded = final_cases(read_journal(healthy.layout.journals()[0]))[CASES[2]]
+    assert recorded.status is Status.SANITIZER_ERROR  # the journal keeps the backend's own verdict
 
 
 def test_an_unmapped_record_fails_the_lane_shown_in_full(healthy: Any, hazard: Callable[..., str]) -> None:
@@ -92,19 +94,32 @@ def test_records_map_only_to_launches_of_their_own_worker(healthy: Any, hazard: 
     assert problem.startswith("unmapped sanitizer record (no launch of its worker") and "record 2 of" in problem
 
 
+def controls(layout: Any) -> list[ControlRecord]:
+    return [r for path in layout.journals() for r in read_journal(path) if isinstance(r, ControlRecord)]
+
+
+def test_the_lane_records_its_control_as_seen(healthy: Any) -> None:
+    judge(healthy.layout, ["w0"], ledger())
+    assert controls(healthy.layout) == [ControlRecord(CONTROL.id, "gpu-racecheck", True, 1,
+                                                      f"racecheck reported it ({CONTROL.plants})")]
+
+
 def test_a_missed_control_fails_the_lane(healthy: Any) -> None:
     healthy.run("w0.10", 100, "gw0", 0)
     result = judge(healthy.layout, ["w0"], ledger())
     assert not result.control_reported
-    assert result.problems == [f"positive control {CONTROL.id} was launched but racecheck did not report it "
-                               f"({CONTROL.plants}): this lane cannot see what it is meant to check"]
+    missed = (f"positive control {CONTROL.id} was launched but racecheck did not report it "
+              f"({CONTROL.plants}): this lane cannot see what it is meant to check")
+    assert result.problems == [missed]
+    assert controls(healthy.layout) == [ControlRecord(CONTROL.id, "gpu-racecheck", False, 0, missed)]
 
 
 def test_a_control_that_never_launched_fails_the_lane(lane: Any) -> None:
     lane.launch("gw0", 100, KERNEL, CASES)
     lane.run("w0.10", 100, "gw0", 0)
-    assert judge(lane.layout, ["w0"], ledger()).problems == [
-        f"positive control {CONTROL.id} never launched (see its item in JUnit)"]
+    missed = f"positive control {CONTROL.id} never launched (see its item in JUnit)"
+    assert judge(lane.layout, ["w0"], ledger()).problems == [missed]
+    assert [(c.seen, c.detail) for c in controls(lane.layout)] == [(False, missed)]
 
 
 def test_a_crashed_sanitizer_fails_the_lane_with_its_log(healthy: Any) -> None:

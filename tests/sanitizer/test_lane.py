@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.journal import CaseRecord, LaunchRecord, read_journal
+from harness.journal import CaseRecord, ControlRecord, LaunchRecord, read_journal
 from harness.sanitizer import SanitizerLaneError
 from harness.sanitizer.junit import junit_name
 from harness.sanitizer.lane import (
@@ -144,5 +144,9 @@ def test_end_to_end_a_lane_whose_control_alone_is_reported_passes(tmp_path: Path
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-3].startswith("racecheck: 1 record(s): 1 on the positive control, 0 unmapped")
     assert done.stdout.splitlines()[-1] == "gpu-racecheck: passed"
+    [journal] = layout.journals()
+    [control] = [r for r in read_journal(journal) if isinstance(r, ControlRecord)]
+    assert (control.id, control.lane, control.seen, control.records) == (
+        "control/racecheck/shared-race", "gpu-racecheck", True, 1)
     assert len(list((layout.root / "processes").glob("*.json"))) == 1
     assert len(list((layout.root / "controls").glob("*.jsonl"))) == 1

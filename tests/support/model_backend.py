@@ -1,14 +1,18 @@
 """A test backend: the self-test's per-thread reference model behind the coop adapter protocol.
 
 It lets the engine, the supervisor and the pytest plugin run end to end on a machine without a
-GPU. ``COOP_MODEL_FAULT=crash:<text>|hang:<text>|raise:<text>|corrupt:<text>`` plants a fault in every
-launch whose kernel symbol contains <text>, and ``COOP_MODEL_UNSUPPORTED=<algorithm>`` declares one
-algorithm unsupported, so crash isolation, timeouts and verdict handling can be shown to work.
+GPU. ``COOP_MODEL_FAULT=<kind>:<text>`` plants a fault in every launch whose kernel symbol contains
+<text>, and ``COOP_MODEL_UNSUPPORTED=<algorithm>`` declares one algorithm unsupported, so crash
+isolation, timeouts and verdict handling can be shown to work. Fault kinds: ``crash``, ``hang``,
+``raise``; ``corrupt`` flips one bit of block 0, ``corrupt-second`` one bit of block 1 (a bug that
+depends on a block's position in the launch), ``flip`` one random bit of a random block, drawn
+afresh in every launch (unseeded: a flaky device that corrupts data).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import signal
 import time
 from collections.abc import Hashable
@@ -57,6 +61,13 @@ class ModelAdapter:
             if kind == "raise":
                 raise RuntimeError(f"planted launch failure in {coop.kernel_symbol(spec)}")
         out = self.model.launch(spec, batch)
-        if where and where in coop.kernel_symbol(spec) and kind == "corrupt":
-            out.view(np.uint8)[0] ^= 1  # one flipped bit in block 0's first element
+        if where and where in coop.kernel_symbol(spec):
+            blocks = out.view(np.uint8).reshape(batch.n_blocks, -1)  # each block's bytes, in launch order
+            if kind == "corrupt":
+                blocks[0, 0] ^= 1
+            if kind == "corrupt-second" and batch.n_blocks > 1:
+                blocks[1, 0] ^= 1
+            if kind == "flip":
+                draw = random.SystemRandom()
+                blocks[draw.randrange(batch.n_blocks), draw.randrange(blocks.shape[1])] ^= 1 << draw.randrange(8)
         return out
