@@ -50,7 +50,7 @@ def test_wrong_output_fails_with_the_rule(pytester: pytest.Pytester, small_contr
     monkeypatch.setenv(FAULT_ENV, f"corrupt:{BROKEN}")
     result = _run(pytester, small_contracts)
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*Fail: pattern *, block *: out[[]0[]]=*, but should be * (valid item stored)*seed *"])
+    result.stdout.fnmatch_lines(["*Fail: pattern *, block *: out[[]0[]]=*, but should be * (*)*seed *"])
     assert result.parseoutcomes()["failed"] == 2  # block 0 of the launch of each block shape
 
 

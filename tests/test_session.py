@@ -107,12 +107,13 @@ def test_the_session_record_holds_what_an_identical_rerun_needs(small_contracts:
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COOP_TOOLKIT", "cuda-13.0")
     config = _config(small_contracts)
-    config.seed, config.max_blocks, config.arch = 11, 7, "sm_100"
+    config.seed, config.max_blocks, config.arch = 11, 9, "sm_100"
     journal = tmp_path / "j.jsonl"
     run_worker(config, journal)
     [session] = [r for r in read_journal(journal) if isinstance(r, SessionRecord)]
     assert (session.lane, session.profile, session.seed, session.max_blocks, session.arch) == (
-        "simulator", "full", 11, 7, "sm_100")
+        "simulator", "full", 11, 9, "sm_100")
     assert session.tags == {"lane": "simulator", "arch": "sm_100", "toolkit": "cuda-13.0"}  # what expectations match
     launches = [r for r in read_journal(journal) if isinstance(r, LaunchRecord)]
-    assert max(len(launch.cases) for launch in launches) == 7  # groups split at max_blocks
+    # groups split at max_blocks: two cases of four data patterns (blocks) each per launch
+    assert max(len(launch.blocks) for launch in launches) == 8 and max(len(launch.cases) for launch in launches) == 2

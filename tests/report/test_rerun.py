@@ -20,7 +20,7 @@ from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV
 
 BROKEN = "coop_block_store__int16__ipt1__direct"
-SESSION = ["--seed", "99", "--max-blocks", "5"]  # several launches per kernel group
+SESSION = ["--seed", "99", "--max-blocks", "40"]  # several launches per kernel group, several cases each
 
 
 def lane(contracts: Path, journal: Path) -> list[str]:
