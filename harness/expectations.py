@@ -65,6 +65,10 @@ def load_expectations(path: Path, shown: str | None = None) -> list[Expectation]
         missing, unknown = FIELDS - {"tags"} - set(entry), set(entry) - FIELDS
         if missing or unknown:
             raise ExpectationError(f"{where}: missing {sorted(missing)} / unknown {sorted(unknown)} fields")
+        for key in ("cases", "reason"):
+            if not isinstance(entry[key], str) or not entry[key]:
+                what = "a case-id pattern (a string)" if key == "cases" else "a text"
+                raise ExpectationError(f"{where}.{key}: expected {what}, got {entry[key]!r}")
         try:
             status = Status(entry["status"])
         except ValueError:
@@ -72,13 +76,17 @@ def load_expectations(path: Path, shown: str | None = None) -> list[Expectation]
                                    f"{sorted(s.value for s in EXPECTABLE)}") from None
         if status not in EXPECTABLE:
             raise ExpectationError(f"{where}.status: {status} cannot be expected")
-        if not isinstance(entry["expires"], dt.date):
+        if isinstance(entry["expires"], dt.datetime) or not isinstance(entry["expires"], dt.date):
             raise ExpectationError(f"{where}.expires: expected a TOML date (YYYY-MM-DD)")
         if not str(entry["bug"]).startswith(("http://", "https://")):
             raise ExpectationError(f"{where}.bug: expected a link to the bug")
         tags = entry.get("tags", {})
-        if set(tags) - set(TAG_KEYS):
-            raise ExpectationError(f"{where}.tags: unknown tags {sorted(set(tags) - set(TAG_KEYS))}")
+        if not isinstance(tags, dict) or set(tags) - set(TAG_KEYS):
+            unknown = sorted(set(tags) - set(TAG_KEYS)) if isinstance(tags, dict) else tags
+            raise ExpectationError(f"{where}.tags: unknown tags {unknown}")
+        for key, value in tags.items():
+            if not isinstance(value, str):
+                raise ExpectationError(f"{where}.tags.{key}: expected a text, got {value!r}")
         found.append(Expectation(where, entry["cases"], status, dict(tags), entry["bug"], entry["expires"],
                                  entry["reason"]))
     return found

@@ -72,6 +72,12 @@ def test_expired_entry_is_an_error(tmp_path: Path) -> None:
     ('bug = "https://example.org/bugs/1"', 'bug = "none"', r"expect\[0\]\.bug: expected a link"),
     ("reason = ", "why = ", r"expect\[0\]: missing \['reason'\] / unknown \['why'\]"),
     ("lane = ", "os = ", r"expect\[0\]\.tags: unknown tags \['os'\]"),
+    ('cases = "block.load/cutlass/*alg=transpose*"', "cases = 5", r"expect\[0\]\.cases: expected a case-id pattern"),
+    ('cases = "block.load/cutlass/*alg=transpose*"', 'cases = ""', r"expect\[0\]\.cases: expected a case-id pattern"),
+    ("expires = 2099-01-01", "expires = 2099-01-01T10:00:00", r"expect\[0\]\.expires: expected a TOML date \(YYYY"),
+    ('reason = "transpose scratch reuse race"', "reason = []", r"expect\[0\]\.reason: expected a text"),
+    ('status = "Fail"', "status = 3", r"expect\[0\]\.status: 3 is not one of"),
+    ('lane = "gpu"', "lane = 1", r"expect\[0\]\.tags\.lane: expected a text"),
 ])
 def test_malformed_entries(tmp_path: Path, old: str, new: str, message: str) -> None:
     path = tmp_path / "e.toml"
