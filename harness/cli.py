@@ -26,7 +26,7 @@ from harness.lanes import LANE_OUT_ENV, LANES, SANITIZER_TOOLS, lane_kind
 from harness.options import positive_int
 from harness.oracles.block_load_store import blocks_per_case
 from harness.report.cli import register as register_report
-from harness.session import RunConfig, resolve_backends, resolve_journals, run_worker, supervise
+from harness.session import RunConfig, phase_totals, resolve_backends, resolve_journals, run_worker, supervise
 
 ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
 
@@ -114,6 +114,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"lane {config.lane}, profile {config.profile}, journal(s) {', '.join(map(str, journals))}")
     for (contract, backend, status), n in sorted(counts.items()):
         print(f"  {contract:<12} {backend:<11} {status:<15} {n:>7}")
+    for backend, phases in sorted(phase_totals(journals).items()):
+        spent = ", ".join(f"{phase} {seconds:.1f}" for phase, seconds in phases.items())
+        print(f"  {backend:<11} seconds by phase (summed over workers): {spent}")
     for problem in problems:
         print(f"expectation: {problem}", file=sys.stderr)
     total = sum(counts.values())

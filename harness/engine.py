@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Hashable
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,8 @@ class Engine:
     _compile_errors: dict[Hashable, str] = field(default_factory=dict)
     _inspected: dict[Hashable, tuple[str | None, list[str]]] = field(default_factory=dict)
     _launches: int = 0
+    #: Seconds spent per phase (see :meth:`timed`), for the run summary and the journal's end record.
+    phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     def run_group(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         """Verdicts for every case of one kernel spec (rejections may share the spec's kernel point).
@@ -67,9 +71,19 @@ class Engine:
         except Exception as exc:
             raise HarnessError(f"{cases[0].kernel_id}: the harness failed on this group (no verdict charged to "
                                f"{self.adapter.name}): {_where(exc)}") from exc
-        for record in records:
-            self.emit(record)
+        with self.timed("journal"):
+            for record in records:
+                self.emit(record)
         return records
+
+    @contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        """Add the block's wall time to ``phase`` (compile, inspect, build, launch, judge, journal)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.phases[phase] += time.perf_counter() - started
 
     def _verdicts(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         records = [self._reject(c) for c in cases if c.reject is not None]
@@ -100,7 +114,8 @@ class Engine:
         assert case.reject is not None
         want = case.reject.rule
         try:
-            self.adapter.compile(case.spec, arch=self.arch)
+            with self.timed("compile"):
+                self.adapter.compile(case.spec, arch=self.arch)
         except coop.InvalidParameter as exc:
             if exc.rule == want:
                 return self._record(case, Status.PASS, str(exc))
@@ -119,7 +134,8 @@ class Engine:
             raise CompileFailed(self._compile_errors[key])
         if key not in self._compiled:
             try:
-                self._compiled[key] = self.adapter.compile(spec, arch=self.arch)
+                with self.timed("compile"):
+                    self._compiled[key] = self.adapter.compile(spec, arch=self.arch)
             except Exception as exc:
                 detail = _one_line(exc)
                 self._compile_errors[key] = detail + "\n" + "".join(traceback.format_exception(exc)[-3:])
@@ -142,7 +158,8 @@ class Engine:
             return [self._record(c, Status.COMPILE_ERROR, f"artifacts failed: {_one_line(exc)}") for c in cases]
         key = self.adapter.kernel_key(spec)
         if key not in self._inspected:
-            report = inspect_artifacts(artifacts)
+            with self.timed("inspect"):
+                report = inspect_artifacts(artifacts)
             self._inspected[key] = (report.sha256, resource_violations(report, spec.algorithm,
                                                                           list(cases[0].contract.resources)))
         sha, violations = self._inspected[key]
@@ -165,17 +182,21 @@ class Engine:
 
     def _launch(self, spec: coop.KernelSpec, compiled: Any, cases: list[Case]) -> list[CaseRecord]:
         """One batched launch judged from a snapshot of its inputs; only the adapter's own errors are Crash."""
-        launch = oracle.build(spec, cases, self.seed)
-        before = oracle.snapshot(launch.batch)
+        with self.timed("build"):
+            launch = oracle.build(spec, cases, self.seed)
+            before = oracle.snapshot(launch.batch)
         self._launches += 1
         self.emit(LaunchRecord(coop.kernel_symbol(spec), tuple(c.id for c in cases), self._launches,
                                blocks=tuple(int(b) for b in launch.case_of_block)))
         try:
-            out = self.adapter.launch(compiled, spec, launch.batch)
+            with self.timed("launch"):
+                out = self.adapter.launch(compiled, spec, launch.batch)
         except Exception as exc:
             return [self._record(c, Status.CRASH, f"launch failed: {_one_line(exc)}") for c in cases]
+        with self.timed("judge"):
+            verdicts = oracle.judge(launch, before, out)
         records = []
-        for case, verdict in zip(cases, oracle.judge(launch, before, out), strict=True):
+        for case, verdict in zip(cases, verdicts, strict=True):
             if verdict.passed:
                 records.append(self._record(case, Status.PASS))
                 continue

@@ -81,9 +81,10 @@ def load_expectations(path: Path, shown: str | None = None) -> list[Expectation]
         if not str(entry["bug"]).startswith(("http://", "https://")):
             raise ExpectationError(f"{where}.bug: expected a link to the bug")
         tags = entry.get("tags", {})
-        if not isinstance(tags, dict) or set(tags) - set(TAG_KEYS):
-            unknown = sorted(set(tags) - set(TAG_KEYS)) if isinstance(tags, dict) else tags
-            raise ExpectationError(f"{where}.tags: unknown tags {unknown}")
+        if not isinstance(tags, dict):
+            raise ExpectationError(f"{where}.tags: expected a table of {', '.join(TAG_KEYS)}, got {tags!r}")
+        if set(tags) - set(TAG_KEYS):
+            raise ExpectationError(f"{where}.tags: unknown tags {sorted(set(tags) - set(TAG_KEYS))}")
         for key, value in tags.items():
             if not isinstance(value, str):
                 raise ExpectationError(f"{where}.tags.{key}: expected a text, got {value!r}")

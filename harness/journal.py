@@ -101,6 +101,9 @@ class EndRecord:
     TYPE: ClassVar[str] = "end"
     counts: dict[str, int]
     time: float = field(default_factory=time.time)
+    #: Seconds per backend and phase: startup (imports, adapter activation), compile, inspect, build (inputs),
+    #: launch (device work and copies), judge, journal; where a slow lane spent its time.
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 Record = SessionRecord | GroupRecord | LaunchRecord | CaseRecord | ControlRecord | EndRecord

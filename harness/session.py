@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,7 @@ def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[s
 
 def run_worker(config: RunConfig, journal: Path) -> Counter[str]:
     """Run every case not yet recorded in ``journal``; returns the counts by the backends' own status."""
+    started = time.perf_counter()
     lane_kind(config.lane)
     config.backends = resolve_backends(config.backends)
     contracts = load_contracts(config.contracts_dir)
@@ -129,14 +130,33 @@ def run_worker(config: RunConfig, journal: Path) -> Counter[str]:
             if not todo:
                 continue
             if backend not in engines:
+                activating = time.perf_counter()
                 engines[backend] = Engine(coop.register(backend), config.lane, config.seed, writer.write,
                                           config.arch, config.max_blocks)
+                engines[backend].phases["startup"] += time.perf_counter() - activating + (
+                    activating - started if len(engines) == 1 else 0.0)
             writer.write(GroupRecord(todo[0].kernel_id, tuple(c.id for c in todo)))
             for record in engines[backend].run_group(todo[0].spec, todo):
                 counts[str(record.status)] += 1
             writer.sync()
-        writer.write(EndRecord(dict(counts)))
+        writer.write(EndRecord(dict(counts), phases={b: _rounded(e.phases) for b, e in engines.items()}))
     return counts
+
+
+def phase_totals(journals: list[Path]) -> dict[str, dict[str, float]]:
+    """Seconds per backend and phase over every run (shard, resumed attempt) the journals record, most first."""
+    totals: dict[str, defaultdict[str, float]] = {}
+    for journal in journals:
+        for record in read_journal(journal):
+            if isinstance(record, EndRecord):
+                for backend, phases in record.phases.items():
+                    for phase, seconds in phases.items():
+                        totals.setdefault(backend, defaultdict(float))[phase] += seconds
+    return {b: dict(sorted(p.items(), key=lambda item: -item[1])) for b, p in totals.items()}
+
+
+def _rounded(phases: dict[str, float]) -> dict[str, float]:
+    return {phase: round(seconds, 3) for phase, seconds in sorted(phases.items())}
 
 
 def _charge_inflight(journal: Path, status: Status, detail: str) -> int:

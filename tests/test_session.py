@@ -117,3 +117,18 @@ def test_the_session_record_holds_what_an_identical_rerun_needs(small_contracts:
     launches = [r for r in read_journal(journal) if isinstance(r, LaunchRecord)]
     # groups split at max_blocks: two cases of four data patterns (blocks) each per launch
     assert max(len(launch.blocks) for launch in launches) == 8 and max(len(launch.cases) for launch in launches) == 2
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_the_end_record_says_where_the_time_went(small_contracts: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    journal = tmp_path / "j.jsonl"
+    assert main(["run", "--lane", "simulator", "--backend", "model", "--contracts", str(small_contracts),
+                 "--journal", str(journal), "--no-isolate"]) == 0
+    [end] = [r for r in read_journal(journal) if isinstance(r, EndRecord)]
+    assert set(end.phases) == {"model"}
+    assert {"startup", "compile", "build", "launch", "judge", "journal"} <= set(end.phases["model"])
+    assert all(seconds >= 0 for seconds in end.phases["model"].values()) and end.phases["model"]["launch"] > 0
+    assert "model       seconds by phase (summed over workers): " in capsys.readouterr().out
