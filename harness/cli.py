@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness import caseid
+from harness.bench import register as register_bench
 from harness.cases import DEFAULT_SEED, PROFILES, expand, group_by_kernel, kernel_points
 from harness.contracts import contracts_dir, load_contracts
 from harness.errors import HarnessError
@@ -161,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shard", type=_shard, default=(1, 1), help="K/N: the K-th of N slices of the kernel groups")
     p.set_defaults(func=cmd_worker)
     register_report(sub)
+    register_bench(sub)
     return parser
 
 

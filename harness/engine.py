@@ -10,7 +10,7 @@ import time
 import traceback
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,7 @@ class Engine:
     _compiled: dict[Hashable, Any] = field(default_factory=dict)
     _compile_errors: dict[Hashable, str] = field(default_factory=dict)
     _inspected: dict[Hashable, tuple[str | None, list[str]]] = field(default_factory=dict)
-    _launches: int = 0
+    launches: int = 0  # launches so far: the sequence number of the launch ledger
     #: Seconds spent per phase (see :meth:`timed`), for the run summary and the journal's end record.
     phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
@@ -127,6 +127,11 @@ class Engine:
         return self._record(case, Status.FAIL, f"compiled a combination it must reject ({want})",
                             ("static-parameters",))
 
+    def prepare(self, spec: coop.KernelSpec) -> None:
+        """Compile ``spec``'s kernel now (a benchmark keeps compiles off its clock); a failure shows later."""
+        with suppress(CompileFailed):
+            self._compile(spec)
+
     def _compile(self, spec: coop.KernelSpec) -> Any:
         """Compile once per kernel key; a failure is remembered, not retried, per key."""
         key = self.adapter.kernel_key(spec)
@@ -185,8 +190,8 @@ class Engine:
         with self.timed("build"):
             launch = oracle.build(spec, cases, self.seed)
             before = oracle.snapshot(launch.batch)
-        self._launches += 1
-        self.emit(LaunchRecord(coop.kernel_symbol(spec), tuple(c.id for c in cases), self._launches,
+        self.launches += 1
+        self.emit(LaunchRecord(coop.kernel_symbol(spec), tuple(c.id for c in cases), self.launches,
                                blocks=tuple(int(b) for b in launch.case_of_block)))
         try:
             with self.timed("launch"):
