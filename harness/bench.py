@@ -124,7 +124,9 @@ def _under_sanitizer(tool: str, argv: list[str]) -> list[Measure]:
         done = subprocess.run(cmd, check=False)
         if done.returncode != 0 or not out.exists():
             raise HarnessError(f"the benchmark under compute-sanitizer --tool {tool} exited {done.returncode}")
-        return [Measure(**m) for m in json.loads(out.read_text(encoding="utf-8"))["results"]]
+        fields = set(Measure.__dataclass_fields__)
+        return [Measure(**{k: v for k, v in m.items() if k in fields})
+                for m in json.loads(out.read_text(encoding="utf-8"))["results"]]
 
 
 def table(results: list[Measure]) -> str:
