@@ -64,13 +64,17 @@ def test_undeclared_not_supported_fails_a_fail_closed_lane(pytester: pytest.Pyte
     closed.stdout.fnmatch_lines(["*NotSupported: the model does not implement warp_transpose*"])
 
 
+def _declare_warp_transpose_unsupported(contracts: Path, expires: str) -> None:
+    (contracts / "expectations.toml").write_text(
+        'schema = 1\n[[expect]]\ncases = "*/model/*alg=warp_transpose,valid=*"\nstatus = "NotSupported"\n'
+        f'bug = "https://example.org/bugs/2"\nexpires = {expires}\nreason = "not written yet"\n')
+
+
 @pytest.mark.usefixtures("model_backend")
 def test_declared_not_supported_is_accepted(pytester: pytest.Pytester, small_contracts: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(UNSUPPORTED_ENV, "warp_transpose")
-    (small_contracts / "expectations.toml").write_text(
-        'schema = 1\n[[expect]]\ncases = "*/model/*alg=warp_transpose,valid=*"\nstatus = "NotSupported"\n'
-        'bug = "https://example.org/bugs/2"\nexpires = 2099-01-01\nreason = "not written yet"\n')
+    _declare_warp_transpose_unsupported(small_contracts, "2099-01-01")
     journal = pytester.path / "j.jsonl"
     result = _run(pytester, small_contracts, "--coop-fail-closed", "--coop-journal", str(journal))
     assert result.ret == 0 and result.parseoutcomes()["xfailed"] > 0
@@ -104,9 +108,7 @@ def test_the_journal_records_the_session_values_and_each_group(pytester: pytest.
 def test_an_expired_expectation_does_not_waive(pytester: pytest.Pytester, small_contracts: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(UNSUPPORTED_ENV, "warp_transpose")
-    (small_contracts / "expectations.toml").write_text(
-        'schema = 1\n[[expect]]\ncases = "*/model/*alg=warp_transpose,valid=*"\nstatus = "NotSupported"\n'
-        'bug = "https://example.org/bugs/2"\nexpires = 2026-01-01\nreason = "not written yet"\n')
+    _declare_warp_transpose_unsupported(small_contracts, "2026-01-01")
     result = _run(pytester, small_contracts, "--coop-fail-closed")
     assert result.ret == 1 and "xfailed" not in result.parseoutcomes()
     result.stdout.fnmatch_lines(["*expectation * expired on 2026-01-01: it waives nothing*"])
