@@ -69,7 +69,7 @@ def test_rule_attribution_narrows_to_the_rules_that_speak_of_the_case() -> None:
     load = {c.id: c for c in load_contracts()}["block.load"]
     plain = {"dtype": "int32", "block": "64", "ipt": 4, "alg": "direct", "valid": "full", "oob": "none",
              "offset": "zero"}
-    assert load.rules_for_check("valid-items-placed", plain) == ["arrangement", "valid-prefix", "bit-exact"]
+    assert load.rules_for_check("valid-items-placed", plain) == ["arrangement", "valid-prefix", "offset", "bit-exact"]
     odd = {**plain, "block": "5x3x2", "alg": "vectorize", "valid": "threads+1", "offset": "misaligned"}
     assert load.rules_for_check("valid-items-placed", odd) == [
         "rank-order", "arrangement", "valid-prefix", "offset", "vectorize-fallback", "bit-exact"]

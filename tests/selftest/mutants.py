@@ -350,6 +350,29 @@ class WarpShareBoundary(Mutant):
         return index < valid
 
 
+class SecondBlockSkipsItsLastThread(Mutant):
+    """In the second block of the grid the last thread does not take part: a bug of a block's position in the
+    launch, charged to whichever case the seeded block order puts there."""
+
+    name = "second-block-last-thread"
+    rules = ("arrangement",)
+    diagnosis = "skipped-thread"
+
+    def takes_part(self, call: Call) -> Array:
+        return ~((call.block == 1) & (call.rank == call.spec.threads - 1))
+
+
+class FirstBlocksOffsetForAll(Mutant):
+    """Every block starts its tile at the first block's offset (a per-launch parameter read once)."""
+
+    name = "first-blocks-offset"
+    rules = ("offset",)
+    diagnosis = "other-block-offset"
+
+    def tile_offset(self, offset: Array, itemsize: int) -> Array:
+        return np.full_like(offset, offset[0], dtype=np.int64)
+
+
 MUTANTS: tuple[type[Mutant], ...] = (
     IgnoresValidItems, TransposeMovesInvalidSlots, FullTilePathAtTileMinusOne, GuardInclusive,
     StripedAsBlocked, RankYMajor, StorePastValidPrefix, OobDefaultWhenAbsent, OobDefaultNotApplied,
@@ -357,4 +380,5 @@ MUTANTS: tuple[type[Mutant], ...] = (
     InvalidSlotsZeroed, LastThreadSkipped,
     TransposeWithoutBarrier, WarpOriginIgnored, StaticsUnchecked, FloatCanonicalized,
     TopBitsDropped, ResultIntoInputs, OutputTruncated, OutputWidened, ThreeDimWideIptDropsLast, WarpShareBoundary,
+    SecondBlockSkipsItsLastThread, FirstBlocksOffsetForAll,
 )
