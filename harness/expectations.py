@@ -82,8 +82,8 @@ def load_expectations(path: Path, shown: str | None = None) -> list[Expectation]
             raise ExpectationError(f"{where}.bug: expected a link to the bug")
         tags = entry.get("tags", {})
         if not isinstance(tags, dict) or set(tags) - set(TAG_KEYS):
-            unknown = sorted(set(tags) - set(TAG_KEYS)) if isinstance(tags, dict) else tags
-            raise ExpectationError(f"{where}.tags: unknown tags {unknown}")
+            named = sorted(set(tags) - set(TAG_KEYS)) if isinstance(tags, dict) else tags
+            raise ExpectationError(f"{where}.tags: unknown tags {named}")
         for key, value in tags.items():
             if not isinstance(value, str):
                 raise ExpectationError(f"{where}.tags.{key}: expected a text, got {value!r}")
