@@ -91,6 +91,12 @@ def journal_not_utf8(tmp: Path, lane: list[str], contracts: Path) -> tuple[list[
     return ["report", str(path), *_out(tmp)], [f"{path}:2", "not UTF-8 text"]
 
 
+def manifest_not_utf8(tmp: Path, lane: list[str], contracts: Path) -> tuple[list[str], list[str]]:
+    path = _written(tmp / "m.json", NOT_UTF8)
+    return ["report", str(_journal(tmp / "j.jsonl")), "--manifest", str(path), *_out(tmp)], \
+        ["m.json", "not UTF-8 text"]
+
+
 def coverage_not_utf8(tmp: Path, lane: list[str], contracts: Path) -> tuple[list[str], list[str]]:
     path = _written(tmp / "c.toml", NOT_UTF8)
     return ["report", str(_journal(tmp / "j.jsonl")), "--coverage", str(path), *_out(tmp)], \
@@ -106,6 +112,11 @@ def ids_file_missing(tmp: Path, lane: list[str], contracts: Path) -> tuple[list[
     path = tmp / "no-such-ids.txt"
     return ["run", *lane, "--ids-file", str(path), "--no-isolate", "--journal", str(tmp / "j.jsonl")], \
         [f"--ids-file {path}", "cannot read"]
+
+
+def report_out_is_a_file(tmp: Path, lane: list[str], contracts: Path) -> tuple[list[str], list[str]]:
+    path = _written(tmp / "report.txt", b"an older note\n")
+    return ["report", str(_journal(tmp / "j.jsonl")), "--out", str(path)], [f"--out {path}", "is a file"]
 
 
 def expires_datetime(tmp: Path, lane: list[str], contracts: Path) -> tuple[list[str], list[str]]:
@@ -128,8 +139,8 @@ def report_expectations_missing(tmp: Path, lane: list[str], contracts: Path) -> 
 
 
 BAD_FILES: list[Setup] = [contract_not_utf8, run_expectations_not_utf8, report_expectations_not_utf8,
-                          baseline_not_utf8, journal_not_utf8, coverage_not_utf8, matrix_not_utf8,
-                          ids_file_missing, expires_datetime, run_expectations_missing,
+                          baseline_not_utf8, journal_not_utf8, manifest_not_utf8, coverage_not_utf8, matrix_not_utf8,
+                          ids_file_missing, report_out_is_a_file, expires_datetime, run_expectations_missing,
                           report_expectations_missing]
 
 
