@@ -17,7 +17,7 @@ import os
 import reprlib
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, ClassVar, Union, get_args, get_origin, get_type_hints
@@ -117,8 +117,6 @@ class EndRecord:
 Record = SessionRecord | GroupRecord | LaunchRecord | CaseRecord | ControlRecord | EndRecord
 _TYPES: dict[str, type[Any]] = {t.TYPE: t for t in (SessionRecord, GroupRecord, LaunchRecord, CaseRecord,
                                                       ControlRecord, EndRecord)}
-#: Each record type's field annotations, which the reader checks every value read against.
-_HINTS = {kind: get_type_hints(kind) for kind in _TYPES.values()}
 #: How a case line of an older schema-1 journal, which recorded waived statuses, is read: the backend's
 #: own verdict of an UnexpectedPass was a Pass; that of an ExpectedFail was not kept, so it is read as a
 #: Fail (only a live expectation of a Fail waives it again). Its ``waiver`` field is ignored.
@@ -154,13 +152,13 @@ def from_json(line: str, where: str = "journal") -> Record:
     names = {f.name for f in fields(kind)}
     if set(data) - names:
         raise JournalError(f"{where}: unknown fields {sorted(set(data) - names)} for {kind.TYPE}")
-    hints = _HINTS[kind]
+    checks = _CHECKS[kind]
     for key, value in data.items():
         if isinstance(value, list):
             data[key] = value = tuple(value)
-        if not _conforms(value, hints[key]):
+        if not checks[key](value):
             raise JournalError(f"{where}: malformed {kind.TYPE} record: field {key}: expected "
-                               f"{_shown(hints[key])}, got {reprlib.repr(value)}")
+                               f"{_shown(_HINTS[kind][key])}, got {reprlib.repr(value)}")
     try:
         if kind is CaseRecord:
             status = Status(data["status"])
@@ -172,33 +170,48 @@ def from_json(line: str, where: str = "journal") -> Record:
     return record
 
 
-def _conforms(value: Any, hint: Any) -> bool:
-    """Whether a value read from JSON (arrays as tuples) fits a record field's annotation."""
+Check = Callable[[Any], bool]
+
+
+def _check(hint: Any) -> Check:
+    """A test of whether a value read from JSON (arrays as tuples) fits a record field annotated ``hint``; built
+    once per field, since the reader runs it on every field of every line."""
     origin, args = get_origin(hint), get_args(hint)
     if hint is Any:
-        return True
+        return lambda value: True
     if origin in (Union, types.UnionType):
-        return any(_conforms(value, arg) for arg in args)
+        alternatives = [_check(arg) for arg in args]
+        return lambda value: any(check(value) for check in alternatives)
     if hint is type(None):
-        return value is None
+        return lambda value: value is None
     if hint is bool:
-        return isinstance(value, bool)
+        return lambda value: isinstance(value, bool)
     if hint in (int, float):  # a float field takes a JSON integer too; neither takes true or false
-        return isinstance(value, int if hint is int else int | float) and not isinstance(value, bool)
+        kinds = int if hint is int else (int, float)
+        return lambda value: isinstance(value, kinds) and not isinstance(value, bool)
     if hint is str or (isinstance(hint, type) and issubclass(hint, enum.StrEnum)):
-        return isinstance(value, str)  # an enum's members are checked where the value is converted
+        return lambda value: isinstance(value, str)  # an enum's members are checked where the value is converted
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = _check(args[0])
+        return lambda value: isinstance(value, tuple) and all(map(item, value))
     if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return isinstance(value, tuple) and all(_conforms(item, args[0]) for item in value)
-        return isinstance(value, tuple) and len(value) == len(args) and all(map(_conforms, value, args))
+        items = [_check(arg) for arg in args]
+        return lambda value: (isinstance(value, tuple) and len(value) == len(items)
+                              and all(check(v) for check, v in zip(items, value, strict=True)))
     if origin is dict:
-        return isinstance(value, dict) and all(_conforms(k, args[0]) and _conforms(v, args[1])
-                                               for k, v in value.items())
-    raise TypeError(f"the journal reader checks no field annotated {hint!r}: teach _conforms about it")
+        key, item = _check(args[0]), _check(args[1])
+        return lambda value: isinstance(value, dict) and all(key(k) and item(v) for k, v in value.items())
+    raise TypeError(f"the journal reader checks no field annotated {hint!r}: teach harness.journal._check about it")
 
 
 def _shown(hint: Any) -> str:
     return hint.__name__ if isinstance(hint, type) and not get_args(hint) else str(hint).replace("typing.", "")
+
+
+#: Each record type's fields: their annotations, and the check the reader runs on every value read for them.
+_HINTS = {kind: get_type_hints(kind) for kind in _TYPES.values()}
+_CHECKS = {kind: {name: _check(hint) for name, hint in hints.items() if name != "TYPE"}
+           for kind, hints in _HINTS.items()}
 
 
 def _drop_torn_tail(path: Path) -> None:
