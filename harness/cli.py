@@ -1,7 +1,8 @@
 """Command line: ``python -m harness list|run`` here; report, bundle, verify, nightly, baseline and diff
 come from ``harness.report.cli``.
 
-Handled errors print one line and exit 2; a run exits 1 when any case is not accepted.
+Handled errors (usage errors too) print one line and exit 2; a run exits 1 when any case is not accepted,
+130 when an interrupt stopped it (its journals resumable).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,14 +20,26 @@ from harness import caseid
 from harness.bench import register as register_bench
 from harness.cases import DEFAULT_SEED, PROFILES, expand, group_by_kernel, kernel_points
 from harness.contracts import contracts_dir, load_contracts
-from harness.errors import HarnessError
+from harness.datafile import read_text
+from harness.errors import HarnessError, Interrupted
 from harness.expectations import Verdict
 from harness.fingerprint import gpu_present
+from harness.journal import JournalLock
 from harness.lanes import LANE_OUT_ENV, LANES, SANITIZER_TOOLS, lane_kind
-from harness.options import positive_int
+from harness.options import OneLineParser, arch, count, positive_int, seconds, whole_number
 from harness.oracles.block_load_store import blocks_per_case
 from harness.report.cli import register as register_report
-from harness.session import RunConfig, phase_totals, resolve_backends, resolve_journals, run_worker, supervise
+from harness.session import (
+    INTERRUPTED,
+    RunConfig,
+    check_resume,
+    exit_with_supervisor,
+    phase_totals,
+    resolve_backends,
+    resolve_journals,
+    run_worker,
+    supervise_shards,
+)
 
 ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
 
@@ -43,8 +55,9 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lane", choices=ALL_LANES, help="default: gpu where a GPU is present, else host")
     parser.add_argument("--profile", choices=PROFILES, default="pr")
     parser.add_argument("--backend", action="append", default=[], help="repeatable; default: every installed one")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="global seed; case seeds derive from it")
-    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--seed", type=whole_number, default=DEFAULT_SEED,
+                        help="global seed; case seeds derive from it")
+    parser.add_argument("--arch", type=arch, default="sm_90", help="sm_<major><minor>[a|f] (%(default)s)")
     parser.add_argument("--max-blocks", type=positive_int, default=4096,
                         help="blocks per launch, at least 1 (lower under racecheck)")
     parser.add_argument("--contracts", type=Path, help="contracts folder (default: the project's contracts/)")
@@ -53,6 +66,8 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 
 def _config(args: argparse.Namespace) -> RunConfig:
     folder = args.contracts or contracts_dir()
+    if args.expectations is not None and not args.expectations.is_file():
+        raise HarnessError(f"--expectations {args.expectations}: no such file")
     expectations = args.expectations or (folder / "expectations.toml")
     return RunConfig(lane=args.lane or ("gpu" if gpu_present() else "host"), profile=args.profile, seed=args.seed,
                      backends=list(args.backend), contracts_dir=folder, arch=args.arch,
@@ -91,25 +106,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise HarnessError(f"lane {config.lane} runs under compute-sanitizer: use "
                            f"`python -m harness.sanitizer lane --tool {tool}` (or `tox -e {config.lane}`)")
     config.backends = resolve_backends(config.backends)  # before any worker starts: one clear error
-    ledger = config.ledger()  # so is an unreadable expectations file
+    load_contracts(config.contracts_dir)  # so is a bad contract
+    ledger = config.ledger()  # and an unreadable expectations file
     if args.ids_file:
-        config.only_ids = frozenset(args.ids_file.read_text(encoding="utf-8").split())
+        config.only_ids = frozenset(read_text(args.ids_file, HarnessError, f"--ids-file {args.ids_file}").split())
     out = Path(os.environ.get(LANE_OUT_ENV, "reports/out"))
     journal = args.resume or args.journal or out / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     shards = [replace(config, shard=(k, args.jobs)) for k in range(1, args.jobs + 1)]
     journals = [journal] if args.jobs == 1 else [journal.with_name(f"{journal.stem}.shard{k}of{args.jobs}.jsonl")
                                                  for k in range(1, args.jobs + 1)]
-    missing = [j for j in journals if args.resume and not j.exists()]
-    if missing:
-        raise HarnessError(f"{missing[0]}: no such journal to resume")
-    if args.no_isolate:
-        for shard, path in zip(shards, journals, strict=True):
-            run_worker(shard, path)
-    else:
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each thread watches one worker process
-            for done in [pool.submit(supervise, s, j, args.group_timeout) for s, j in zip(shards, journals,
-                                                                                        strict=True)]:
-                done.result()
+    for shard, path in zip(shards, journals, strict=True):
+        if args.resume:
+            if not path.exists():
+                raise HarnessError(f"{path}: no such journal to resume")
+            check_resume(path, shard.session_record())
+        elif path.exists() and path.stat().st_size:
+            where = f"--journal {journal}" + (f" (its shard {path})" if path != journal else "")
+            raise HarnessError(f"{where}: already exists: continue it with --resume {journal}, or name a new "
+                               "journal")
+    try:
+        if args.no_isolate:
+            for shard, path in zip(shards, journals, strict=True):
+                run_worker(shard, path)
+        else:
+            supervise_shards(list(zip(shards, journals, strict=True)), args.group_timeout)
+    except (KeyboardInterrupt, Interrupted):
+        one = len(journals) == 1
+        raise Interrupted(f"interrupted: {', '.join(map(str, journals))} {'keeps' if one else 'keep'} what "
+                          f"{'it' if one else 'they'} recorded; continue with --resume {journal}") from None
     finals, problems = resolve_journals(ledger, journals)
     counts, not_accepted = summarize(finals)
     print(f"lane {config.lane}, profile {config.profile}, journal(s) {', '.join(map(str, journals))}")
@@ -129,15 +153,24 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    if args.supervised:
+        exit_with_supervisor(sys.stdin.fileno())
     config = replace(_config(args), shard=args.shard)
     if args.only:
-        config.only_ids = frozenset(args.only.read_text(encoding="utf-8").split())
-    run_worker(config, args.journal)
+        config.only_ids = frozenset(read_text(args.only, HarnessError, f"--only {args.only}").split())
+    lock = JournalLock(args.journal, args.lock_fd) if args.lock_fd is not None else None
+    try:
+        run_worker(config, args.journal, lock)
+    except KeyboardInterrupt:  # the supervisor reports the interrupt, once
+        return INTERRUPTED
+    finally:
+        if lock is not None:
+            lock.release()
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
+    parser = OneLineParser(prog="python -m harness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="case counts per contract for both profiles")
     p.add_argument("--contracts", type=Path)
@@ -146,11 +179,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("run", help="run a lane into a journal (isolated worker; resumable)")
     _run_options(p)
-    p.add_argument("--resume", type=Path, help="continue this journal: cases it records are not run again")
-    p.add_argument("--journal", type=Path, help=f"journal to write (default: ${LANE_OUT_ENV} or reports/out, "
-                   "named by lane and time)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--resume", type=Path,
+                       help="continue this journal of the same session: cases it records are not run again")
+    which.add_argument("--journal", type=Path, help=f"a new journal to write (default: ${LANE_OUT_ENV} or "
+                       "reports/out, named by lane and time)")
     p.add_argument("--ids-file", type=Path, help="run only the case ids listed in this file (e.g. a re-run)")
-    p.add_argument("--group-timeout", type=float, default=900.0, help="seconds without progress before Timeout")
+    p.add_argument("--group-timeout", type=seconds, default=900.0,
+                   help="seconds a kernel group may go without progress before it is a Timeout (at least 1)")
     p.add_argument("--no-isolate", action="store_true", help="run in this process (no crash isolation)")
     p.add_argument("--jobs", type=positive_int, default=1,
                    help="parallel workers, each a shard of the kernel groups with its own journal")
@@ -160,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--journal", type=Path, required=True)
     p.add_argument("--only", type=Path, help="file of the case ids to run")
     p.add_argument("--shard", type=_shard, default=(1, 1), help="K/N: the K-th of N slices of the kernel groups")
+    p.add_argument("--lock-fd", type=count, help="the supervisor's lock on the journal, inherited as this descriptor")
+    p.add_argument("--supervised", action="store_true", help="end at once when standard input (the supervisor's "
+                   "pipe) closes")
     p.set_defaults(func=cmd_worker)
     register_report(sub)
     register_bench(sub)
@@ -173,3 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(exc, file=sys.stderr)
+        return INTERRUPTED
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED

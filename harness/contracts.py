@@ -8,6 +8,7 @@ was expected.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -28,6 +29,11 @@ KERNEL_AXES = ("dtype", "block", "ipt", "alg")
 CONTRACTS_ENV = "COOP_CONTRACTS"
 #: Data files of the contracts folder that are not contracts.
 NOT_CONTRACTS = ("coverage", "expectations", "nightly")
+#: The case budget of one contract, checked before its axes are validated or expanded: values per axis, and
+#: cases per backend in the cross product of every axis (the full block.load grid holds 431,970; a case costs
+#: about a kilobyte while a lane expands it, so the budget keeps one contract's expansion near 2 GB).
+MAX_AXIS_VALUES = 1024
+MAX_CASES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,7 @@ def _fail(path: Path, where: str, what: str) -> ContractError:
 def load_contract(path: Path) -> Contract:
     """Read and validate one contract file."""
     data = read_toml(path, ContractError)
+    _check_budget(path, data)
     errors = sorted(
         jsonschema.Draft202012Validator(_schema()).iter_errors(data),
         key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),
@@ -139,6 +146,22 @@ def load_contract(path: Path) -> Contract:
         resources=tuple(data["resources"]),
         rejects=tuple(RejectCase(r["name"], r["rule"], dict(r["params"])) for r in data["reject"]),
     )
+
+
+def _check_budget(path: Path, data: dict[str, Any]) -> None:
+    """Refuse axes past the case budget before anything validates or expands them (a huge axis once ran for
+    minutes into a MemoryError); the schema reports every other problem of the axes."""
+    axes = data.get("axes")
+    if not isinstance(axes, dict):
+        return
+    sizes = {name: len(values) for name, values in axes.items() if isinstance(values, list)}
+    for name, size in sizes.items():
+        if size > MAX_AXIS_VALUES:
+            raise _fail(path, f"axes.{name}", f"{size} values, more than the {MAX_AXIS_VALUES} an axis may hold")
+    product = math.prod(sizes.values())
+    if product > MAX_CASES:
+        shown = " x ".join(f"{name} {size}" for name, size in sizes.items())
+        raise _fail(path, "axes", f"{shown} = {product} cases per backend, past the budget of {MAX_CASES}")
 
 
 def _rule(path: Path, index: int, rule: dict[str, Any], axes: dict[str, list[Any]]) -> Rule:
@@ -189,14 +212,19 @@ def contracts_dir() -> Path:
     return beside if beside.is_dir() else Path("contracts").resolve()
 
 
-def load_contracts(directory: Path | None = None) -> list[Contract]:
-    """Every contract file in ``directory`` (sorted), failing on duplicate contract ids."""
+def contract_paths(directory: Path | None = None) -> list[Path]:
+    """The contract files of ``directory`` (default :func:`contracts_dir`), sorted."""
     directory = directory or contracts_dir()
     paths = sorted(p for p in directory.glob("*.toml") if p.stem not in NOT_CONTRACTS)
     if not paths:
         raise ContractError(f"{directory}: no contract files (*.toml) found")
+    return paths
+
+
+def load_contracts(directory: Path | None = None) -> list[Contract]:
+    """Every contract file in ``directory`` (sorted), failing on duplicate contract ids."""
     contracts: dict[str, Contract] = {}
-    for path in paths:
+    for path in contract_paths(directory):
         contract = load_contract(path)
         if contract.id in contracts:
             first = contracts[contract.id].path

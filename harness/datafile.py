@@ -1,4 +1,4 @@
-"""Reading the project's data files (TOML, JSON) with one error shape: ``<path>: <what went wrong>``."""
+"""Reading the project's data files (text, TOML, JSON) with one error shape: ``<path>: <what went wrong>``."""
 
 from __future__ import annotations
 
@@ -10,19 +10,35 @@ from typing import Any
 from harness.errors import HarnessError
 
 
-def read_toml(path: Path, error: type[HarnessError]) -> dict[str, Any]:
+def decoded(data: bytes, where: str, error: type[HarnessError]) -> str:
+    """``data`` as UTF-8 text; otherwise an ``error`` naming ``where`` and the first byte that is not."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{where}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+
+
+def read_text(path: Path, error: type[HarnessError], shown: str | None = None) -> str:
+    """The UTF-8 text of ``path`` (named ``shown`` in messages); an unreadable or undecodable file is ``error``."""
+    where = shown or str(path)
+    try:
+        data = path.read_bytes()
     except OSError as exc:
-        raise error(f"{path}: cannot read: {exc.strerror}") from None
+        raise error(f"{where}: cannot read: {exc.strerror}") from None
+    return decoded(data, where, error)
+
+
+def read_toml(path: Path, error: type[HarnessError], shown: str | None = None) -> dict[str, Any]:
+    text = read_text(path, error, shown)
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise error(f"{path}: not valid TOML: {exc}") from None
+        raise error(f"{shown or path}: not valid TOML: {exc}") from None
 
 
-def read_json(path: Path, error: type[HarnessError]) -> Any:
+def read_json(path: Path, error: type[HarnessError], shown: str | None = None) -> Any:
+    text = read_text(path, error, shown)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise error(f"{path}: cannot read: {exc.strerror}") from None
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise error(f"{path}: not valid JSON: {exc}") from None
+        raise error(f"{shown or path}: not valid JSON: {exc}") from None

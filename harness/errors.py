@@ -19,3 +19,7 @@ class JournalError(HarnessError):
 
 class ExpectationError(HarnessError):
     """Expired or unmatched expectations, listed in the message."""
+
+
+class Interrupted(Exception):
+    """A run stopped by an interrupt (Ctrl-C): nothing charged for it, its journals resumable; exit status 130."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -11,6 +10,9 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+from harness.datafile import read_json
+from harness.errors import HarnessError
 
 PACKAGES = ("coop", "coop-harness", "coop-numba", "coop-cutlass", "coop-rustfatbin", "numpy", "numba",
             "numba-cuda", "nvidia-cutlass-dsl", "cuda-bindings", "torch", "pytest", "pytest-xdist")
@@ -58,8 +60,7 @@ def _manifest() -> dict[str, Any]:
     path = os.environ.get(MANIFEST_ENV)
     if not path or not Path(path).is_file():
         return {}
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    return {"wheel_manifest": data}
+    return {"wheel_manifest": read_json(Path(path), HarnessError, f"${MANIFEST_ENV} {path}")}
 
 
 def fingerprint() -> dict[str, Any]:

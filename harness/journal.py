@@ -2,20 +2,27 @@
 
 One pair of functions writes and reads it (:class:`JournalWriter`, :func:`read_journal`). Each
 line is flushed as it is written, so a process killed mid-run loses at most the line it was
-writing; the reader drops a torn last line and says so. A case record holds the backend's own
-verdict: waivers are applied by readers, from the expectations file they are given.
+writing; the reader drops a torn last line. A journal has one writer at a time (:class:`JournalLock`).
+The reader checks every field's type against its record's annotations, so a damaged line is named,
+never carried into a report. A case record holds the backend's own verdict: waivers are applied by
+readers, from the expectations file they are given.
 """
 
 from __future__ import annotations
 
+import enum
+import fcntl
 import json
 import os
+import reprlib
 import time
-from collections.abc import Iterator
+import types
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import IO, Any, ClassVar
+from typing import IO, Any, ClassVar, Union, get_args, get_origin, get_type_hints
 
+from harness.datafile import decoded
 from harness.errors import JournalError
 from harness.statuses import EARNED, Status
 
@@ -25,7 +32,8 @@ SCHEMA = 1
 @dataclass(frozen=True)
 class SessionRecord:
     """Start of one run: what an identical re-run needs (lane, profile, seed, arch, blocks per launch),
-    the toolkit tag expectations match on, and the environment fingerprint."""
+    the toolkit tag expectations match on, the environment fingerprint, and what a resume must share with
+    it besides: the shard (k, n) and the sha256 of the contract files and of the expectations file."""
 
     TYPE: ClassVar[str] = "session"
     lane: str
@@ -37,6 +45,9 @@ class SessionRecord:
     arch: str = "sm_90"
     max_blocks: int = 4096
     toolkit: str = ""
+    shard: tuple[int, int] = (1, 1)
+    contracts_sha256: str = ""
+    expectations_sha256: str = ""  # "" when the run applied no expectations file
 
     @property
     def tags(self) -> dict[str, str]:
@@ -144,9 +155,13 @@ def from_json(line: str, where: str = "journal") -> Record:
     names = {f.name for f in fields(kind)}
     if set(data) - names:
         raise JournalError(f"{where}: unknown fields {sorted(set(data) - names)} for {kind.TYPE}")
+    checks = _CHECKS[kind]
     for key, value in data.items():
         if isinstance(value, list):
-            data[key] = tuple(value)
+            data[key] = value = tuple(value)
+        if not checks[key](value):
+            raise JournalError(f"{where}: malformed {kind.TYPE} record: field {key}: expected "
+                               f"{_shown(_HINTS[kind][key])}, got {reprlib.repr(value)}")
     try:
         if kind is CaseRecord:
             status = Status(data["status"])
@@ -156,6 +171,50 @@ def from_json(line: str, where: str = "journal") -> Record:
     except (KeyError, TypeError, ValueError) as exc:
         raise JournalError(f"{where}: malformed {kind.TYPE} record: {exc}") from None
     return record
+
+
+Check = Callable[[Any], bool]
+
+
+def _check(hint: Any) -> Check:
+    """A test of whether a value read from JSON (arrays as tuples) fits a record field annotated ``hint``; built
+    once per field, since the reader runs it on every field of every line."""
+    origin, args = get_origin(hint), get_args(hint)
+    if hint is Any:
+        return lambda value: True
+    if origin in (Union, types.UnionType):
+        alternatives = [_check(arg) for arg in args]
+        return lambda value: any(check(value) for check in alternatives)
+    if hint is type(None):
+        return lambda value: value is None
+    if hint is bool:
+        return lambda value: isinstance(value, bool)
+    if hint in (int, float):  # a float field takes a JSON integer too; neither takes true or false
+        kinds = int if hint is int else (int, float)
+        return lambda value: isinstance(value, kinds) and not isinstance(value, bool)
+    if hint is str or (isinstance(hint, type) and issubclass(hint, enum.StrEnum)):
+        return lambda value: isinstance(value, str)  # an enum's members are checked where the value is converted
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = _check(args[0])
+        return lambda value: isinstance(value, tuple) and all(map(item, value))
+    if origin is tuple:
+        items = [_check(arg) for arg in args]
+        return lambda value: (isinstance(value, tuple) and len(value) == len(items)
+                              and all(check(v) for check, v in zip(items, value, strict=True)))
+    if origin is dict:
+        key, item = _check(args[0]), _check(args[1])
+        return lambda value: isinstance(value, dict) and all(key(k) and item(v) for k, v in value.items())
+    raise TypeError(f"the journal reader checks no field annotated {hint!r}: teach harness.journal._check about it")
+
+
+def _shown(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) and not get_args(hint) else str(hint).replace("typing.", "")
+
+
+#: Each record type's fields: their annotations, and the check the reader runs on every value read for them.
+_HINTS = {kind: get_type_hints(kind) for kind in _TYPES.values()}
+_CHECKS = {kind: {name: _check(hint) for name, hint in hints.items() if name != "TYPE"}
+           for kind, hints in _HINTS.items()}
 
 
 def _drop_torn_tail(path: Path) -> None:
@@ -168,14 +227,49 @@ def _drop_torn_tail(path: Path) -> None:
             fh.truncate(data.rfind(b"\n") + 1)
 
 
-class JournalWriter:
-    """Appends records, one flushed line each; open with ``with``."""
+class JournalLock:
+    """The one-writer right to a journal: an exclusive ``flock`` on it, which the kernel drops with the last
+    process holding it, so a killed writer never blocks the next one. A supervisor hands its lock to its
+    worker as an inherited descriptor (``fd``): the journal stays locked while either of them lives."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, fd: int | None = None) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _drop_torn_tail(path)
-        self._fh: IO[str] = path.open("a", encoding="utf-8")
+        if fd is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        else:
+            try:
+                held, named = os.fstat(fd), os.stat(path)
+            except OSError as exc:
+                raise JournalError(f"{path}: lock descriptor {fd}: {exc.strerror}") from None
+            if (held.st_dev, held.st_ino) != (named.st_dev, named.st_ino):
+                raise JournalError(f"{path}: lock descriptor {fd} is not open on this journal")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # on a descriptor that holds the lock: a no-op
+        except BlockingIOError:
+            os.close(fd)
+            raise JournalError(f"{path}: another writer holds this journal (a run, or the worker of one, still "
+                               "writes it): one writer at a time") from None
+        self.fd = fd
+
+    def release(self) -> None:
+        os.close(self.fd)
+
+
+class JournalWriter:
+    """Appends records, one flushed line each, holding the journal's lock (its own, or ``lock``); open with
+    ``with``."""
+
+    def __init__(self, path: Path, lock: JournalLock | None = None) -> None:
+        self.path = path
+        self._lock = lock or JournalLock(path)
+        self._own_lock = lock is None
+        try:
+            _drop_torn_tail(path)
+            self._fh: IO[str] = path.open("a", encoding="utf-8")
+        except BaseException:
+            self._release()
+            raise
 
     def write(self, record: Record) -> None:
         self._fh.write(to_json(record) + "\n")
@@ -187,6 +281,11 @@ class JournalWriter:
 
     def close(self) -> None:
         self._fh.close()
+        self._release()
+
+    def _release(self) -> None:
+        if self._own_lock:
+            self._lock.release()
 
     def __enter__(self) -> JournalWriter:
         return self
@@ -196,21 +295,24 @@ class JournalWriter:
 
 
 def read_journal(path: Path) -> Iterator[Record]:
-    """Every record of ``path``; a torn final line (killed writer) is skipped, any other bad line raises."""
+    """Every record of ``path``; a torn final line (killed writer: cut anywhere, even inside a character) is
+    skipped, any other bad line raises, naming it."""
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
+        lines = path.read_bytes().split(b"\n")
     except OSError as exc:
         raise JournalError(f"{path}: cannot read: {exc.strerror}") from None
-    last = len(lines) - 1
+    last = len(lines)
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        where = f"{path}:{number}"
         try:
-            yield from_json(line, f"{path}:{number}")
+            record = from_json(decoded(line, where, JournalError), where)
         except JournalError:
-            if number - 1 == last:  # no newline after it: the writer died mid-line
+            if number == last:  # no newline after it: the writer died mid-line
                 return
             raise
+        yield record
 
 
 def final_cases(records: Iterator[Record] | list[Record]) -> dict[str, CaseRecord]:

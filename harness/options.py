@@ -1,8 +1,33 @@
-"""Option values shared by the command lines and the pytest plugin, checked where they are parsed."""
+"""Option values shared by the command lines and the pytest plugin, checked where they are parsed, and the
+parser class of the command lines: a usage error is one line naming the option, like every handled error."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import re
+from typing import NoReturn
+
+#: The shortest --group-timeout (and other per-step timeouts): a worker takes about a second to start.
+MIN_SECONDS = 1.0
+_ARCH = re.compile(r"sm_[0-9]{2,3}[af]?")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (``error: PROG: argument --x: ...``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _whole(text: str, minimum: int | None) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if minimum is not None and value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -11,10 +36,38 @@ def positive_int(text: str) -> int:
     >>> positive_int("3")
     3
     """
+    return _whole(text, 1)
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    return _whole(text, 0)
+
+
+def whole_number(text: str) -> int:
+    """An argparse type: any whole number, written in decimal (a seed)."""
+    return _whole(text, None)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds, at least ``MIN_SECONDS`` (nan and inf never fire).
+
+    >>> seconds("2.5")
+    2.5
+    """
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number (at least 1)")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number of seconds")
+    if value < MIN_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text} is less than {MIN_SECONDS:g} (seconds)")
     return value
+
+
+def arch(text: str) -> str:
+    """An argparse type: a GPU architecture as the backends take it (sm_90, sm_90a, sm_100f)."""
+    if not _ARCH.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a GPU architecture like sm_90 (sm_<major><minor>[a|f])")
+    return text

@@ -23,7 +23,7 @@ from harness.engine import Engine
 from harness.errors import CaseIdError, HarnessError
 from harness.journal import CaseRecord, EndRecord, GroupRecord, JournalWriter, Record
 from harness.lanes import lane_cases
-from harness.options import positive_int
+from harness.options import arch, positive_int, whole_number
 from harness.session import RunConfig, resolve_backends
 from harness.statuses import Status
 
@@ -36,8 +36,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--coop-lane", help="run the contract cases of this lane (host, simulator, gpu, gpu-<tool>)")
     group.addoption("--coop-profile", default="pr", choices=PROFILES)
     group.addoption("--coop-backend", action="append", default=[], help="repeatable; default: all installed")
-    group.addoption("--coop-seed", type=int, default=DEFAULT_SEED)
-    group.addoption("--coop-arch", default="sm_90")
+    group.addoption("--coop-seed", type=whole_number, default=DEFAULT_SEED)
+    group.addoption("--coop-arch", type=arch, default="sm_90", help="sm_<major><minor>[a|f] (%(default)s)")
     group.addoption("--coop-max-blocks", type=positive_int, default=4096,
                     help="blocks per launch, at least 1")
     group.addoption("--coop-contracts", type=Path, help="contracts folder")
@@ -131,13 +131,19 @@ def pytest_configure(config: pytest.Config) -> None:
     if not lane:
         return
     folder = config.getoption("coop_contracts") or contracts_dir()
-    expectations = config.getoption("coop_expectations") or folder / "expectations.toml"
+    given = config.getoption("coop_expectations")
+    if given is not None and not given.is_file():
+        raise pytest.UsageError(f"--coop-expectations {given}: no such file")
+    expectations = given or folder / "expectations.toml"
     run = RunConfig(lane=lane, profile=config.getoption("coop_profile"), seed=config.getoption("coop_seed"),
                     backends=resolve_backends(config.getoption("coop_backend")), contracts_dir=folder,
                     arch=config.getoption("coop_arch"), max_blocks=config.getoption("coop_max_blocks"),
                     expectations=expectations if expectations.exists() else None)
     journal = config.getoption("coop_journal")
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    if journal and "{worker}" not in journal and config.getoption("numprocesses", None):
+        raise pytest.UsageError(f"--coop-journal {journal}: a journal takes one writer and pytest-xdist runs "
+                                "several: put {worker} in the path")
     config.stash[SETTINGS] = (run, Path(journal.format(worker=worker)) if journal else None)
 
 

@@ -2,17 +2,23 @@
 
 ``run_worker`` does the work in this process; ``supervise`` runs it in a child process and, when
 the child dies or stops making progress, charges the in-flight group (Crash / Timeout), keeps
-everything recorded, and starts a new child that resumes after it.
+everything recorded, and starts a new child that resumes after it. The supervisor holds the
+journal's lock for the whole run and hands it to each child, which ends as soon as its supervisor
+is gone. An interrupt stops the run at once and charges nothing. A journal is resumed only by a
+run of its own session (:func:`check_resume`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,16 +26,18 @@ from typing import Any
 import coop
 
 from harness.cases import DEFAULT_SEED, Case, group_by_kernel
-from harness.contracts import Contract, load_contracts
+from harness.contracts import Contract, contract_paths, load_contracts
 from harness.engine import Engine
-from harness.errors import HarnessError
+from harness.errors import HarnessError, Interrupted
 from harness.expectations import Ledger, Verdict, load_expectations
 from harness.fingerprint import fingerprint
 from harness.journal import (
     CaseRecord,
     EndRecord,
     GroupRecord,
+    JournalLock,
     JournalWriter,
+    Record,
     SessionRecord,
     final_cases,
     read_journal,
@@ -39,6 +47,17 @@ from harness.statuses import Status
 
 #: The toolkit tag of a run, which expectations may name (``tags = { toolkit = ... }``).
 TOOLKIT_ENV = "COOP_TOOLKIT"
+#: What a resumed run must share with its journal's session: the fields that decide which cases run and what
+#: they are checked against (the time and the environment fingerprint may differ).
+RESUMED = ("lane", "profile", "seed", "shard", "backends", "arch", "max_blocks", "toolkit", "contracts_sha256",
+           "expectations_sha256")
+#: A worker lost this many times in a row before it recorded a verdict stops the run: it would never get anywhere.
+MAX_STALLS = 3
+#: The exit status of a worker stopped by an interrupt (the shell's 128 + SIGINT).
+INTERRUPTED = 130
+#: The least time a worker gets before its first record: starting (imports, contracts, reading the journal it
+#: resumes) is no kernel group, so a short --group-timeout never kills a healthy worker that is starting.
+STARTUP_SECONDS = 60.0
 
 
 @dataclass
@@ -57,9 +76,13 @@ class RunConfig:
     shard: tuple[int, int] = (1, 1)  # (k, n): this run takes every n-th kernel group, from the k-th
 
     def session_record(self, env: dict[str, Any] | None = None) -> SessionRecord:
-        """The journal's record of this run: what an identical re-run needs, and ``env`` (the fingerprint)."""
+        """The journal's record of this run: what an identical re-run or a resume needs, and ``env`` (the
+        fingerprint)."""
+        sums = "".join(f"{_sha256(path)}  {path.name}\n" for path in contract_paths(self.contracts_dir))
         return SessionRecord(self.lane, self.profile, self.seed, tuple(self.backends), env or {}, arch=self.arch,
-                             max_blocks=self.max_blocks, toolkit=os.environ.get(TOOLKIT_ENV, ""))
+                             max_blocks=self.max_blocks, toolkit=os.environ.get(TOOLKIT_ENV, ""), shard=self.shard,
+                             contracts_sha256=hashlib.sha256(sums.encode()).hexdigest(),
+                             expectations_sha256=_sha256(self.expectations) if self.expectations else "")
 
     def ledger(self) -> Ledger:
         """The expectations of this run, tagged as its journal's session record tags it."""
@@ -83,6 +106,33 @@ class RunConfig:
             return []
         path.write_text("\n".join(sorted(self.only_ids)) + "\n", encoding="utf-8")
         return ["--only", str(path)]
+
+
+def _sha256(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise HarnessError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def check_resume(journal: Path, session: SessionRecord, records: list[Record] | None = None) -> None:
+    """Refuse to continue ``journal`` (its ``records``, when read already) from a run of another session, listing
+    each field of ``RESUMED`` that differs; a journal without a session record has nothing to differ from."""
+    if records is None:
+        records = list(read_journal(journal)) if journal.exists() else []
+    previous = next((r for r in reversed(records) if isinstance(r, SessionRecord)), None)
+    if previous is None:
+        return
+    differences = [f"{name}: journal {_shown(name, getattr(previous, name))}, this run "
+                   f"{_shown(name, getattr(session, name))}"
+                   for name in RESUMED if getattr(previous, name) != getattr(session, name)]
+    if differences:
+        raise HarnessError(f"{journal}: is another session's journal ({'; '.join(differences)}): resume it with the "
+                           "options and files it was started with, or start a new journal")
+
+
+def _shown(name: str, value: Any) -> str:
+    return "{}/{}".format(*value) if name == "shard" else repr(value)
 
 
 def resolve_backends(names: list[str]) -> list[str]:
@@ -114,16 +164,20 @@ def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[s
     return groups
 
 
-def run_worker(config: RunConfig, journal: Path) -> Counter[str]:
-    """Run every case not yet recorded in ``journal``; returns the counts by the backends' own status."""
+def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None) -> Counter[str]:
+    """Run every case not yet recorded in ``journal`` (a journal of this session, or new), holding its lock
+    (``lock``: a supervisor's); returns the counts by the backends' own status."""
     started = time.perf_counter()
     lane_kind(config.lane)
     config.backends = resolve_backends(config.backends)
     contracts = load_contracts(config.contracts_dir)
-    done = final_cases(read_journal(journal)) if journal.exists() else {}
-    counts: Counter[str] = Counter(str(r.status) for r in done.values())
-    with JournalWriter(journal) as writer:
-        writer.write(config.session_record(fingerprint()))
+    session = config.session_record(fingerprint())
+    with JournalWriter(journal, lock) as writer:
+        records = list(read_journal(journal))
+        check_resume(journal, session, records)
+        done = final_cases(records)
+        counts: Counter[str] = Counter(str(r.status) for r in done.values())
+        writer.write(session)
         engines: dict[str, Engine] = {}
         for backend, cases in planned_groups(config, contracts):
             todo = [c for c in cases if c.id not in done and (config.only_ids is None or c.id in config.only_ids)]
@@ -159,19 +213,33 @@ def _rounded(phases: dict[str, float]) -> dict[str, float]:
     return {phase: round(seconds, 3) for phase, seconds in sorted(phases.items())}
 
 
-def _charge_inflight(journal: Path, status: Status, detail: str) -> int:
-    """Record ``status`` for the cases of the last started group that have no verdict yet."""
+def exit_with_supervisor(pipe: int) -> None:
+    """In a worker: end this process at once when the pipe ``pipe`` (a descriptor), whose other end only the
+    supervisor holds, closes (the supervisor is gone, however it died): a journal never keeps a writer that
+    nothing watches. Read unbuffered: a buffered reader's lock, held by this thread, blocks interpreter exit."""
+
+    def watch() -> None:
+        while os.read(pipe, 1 << 16):
+            pass
+        os._exit(INTERRUPTED)
+
+    threading.Thread(target=watch, name="supervisor-watch", daemon=True).start()
+
+
+def _charge_inflight(journal: Path, lock: JournalLock, worker: int, status: Status, detail: str) -> tuple[int, int]:
+    """Record ``status`` for the cases without a verdict of the last group that process ``worker`` started (none
+    when it was lost before or between groups); returns how many it charged and how many cases the journal
+    holds a verdict for now."""
     records = list(read_journal(journal))
     done = final_cases(records)
     groups = [r for r in records if isinstance(r, GroupRecord)]
-    if not groups:
-        return 0
-    missing = [cid for cid in groups[-1].cases if cid not in done]
+    missing = [cid for cid in groups[-1].cases if cid not in done] if groups and groups[-1].pid == worker else []
     lane = next((r.lane for r in reversed(records) if isinstance(r, SessionRecord)), "unknown")
-    with JournalWriter(journal) as writer:
-        for cid in missing:
-            writer.write(CaseRecord(cid, status, lane, f"{detail} (group {groups[-1].kernel})"))
-    return len(missing)
+    if missing:
+        with JournalWriter(journal, lock) as writer:
+            for cid in missing:
+                writer.write(CaseRecord(cid, status, lane, f"{detail} (group {groups[-1].kernel})"))
+    return len(missing), len(done) + len(missing)
 
 
 def _ended(journal: Path) -> bool:
@@ -179,45 +247,88 @@ def _ended(journal: Path) -> bool:
     return bool(records) and isinstance(records[-1], EndRecord)
 
 
-def supervise(config: RunConfig, journal: Path, group_timeout: float = 900.0, max_restarts: int = 50) -> None:
-    """Run the lane in child processes until it ends; a dead or silent child costs one group."""
-    restarts = 0
+def supervise(config: RunConfig, journal: Path, group_timeout: float = 900.0, max_restarts: int = 50,
+              stop: threading.Event | None = None) -> None:
+    """Run the lane in child processes until it ends: a child that dies or falls silent inside a group costs
+    that group, one lost between groups a restart. ``stop`` set (an interrupt) ends the child at once and
+    raises :class:`Interrupted`, charging nothing."""
+    stop = stop or threading.Event()
+    lock = JournalLock(journal)
+    try:
+        _supervise(config, journal, lock, group_timeout, max_restarts, stop)
+    finally:
+        lock.release()
+
+
+def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeout: float, max_restarts: int,
+               stop: threading.Event) -> None:
     python = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]  # keep a -P run off the source tree
     cmd = [*python, "-m", "harness", "worker", *config.worker_args(), "--journal", str(journal),
-           *config.write_only_ids(journal.with_suffix(".ids"))]
+           "--lock-fd", str(lock.fd), "--supervised", *config.write_only_ids(journal.with_suffix(".ids"))]
+    restarts = stalls = 0
+    verdicts = len(final_cases(read_journal(journal)))
     while True:
-        proc = subprocess.Popen(cmd)
-        timed_out = _watch(proc, journal, group_timeout)
-        if proc.returncode == 0 and _ended(journal):
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, pass_fds=(lock.fd,))
+        timed_out = _watch(proc, journal, group_timeout, stop)
+        if proc.stdin is not None:
+            proc.stdin.close()
+        rc = proc.returncode
+        if stop.is_set() or rc in (INTERRUPTED, -signal.SIGINT):
+            raise Interrupted(f"{journal}: interrupted")
+        if rc == 0 and _ended(journal):
             return
-        if proc.returncode == 2 and not timed_out:  # a handled usage or input error: already printed
+        if rc == 2 and not timed_out:  # a handled usage or input error: already printed
             raise HarnessError("the worker stopped on an error (see above); the journal keeps what it recorded")
         if timed_out:
-            charged = _charge_inflight(journal, Status.TIMEOUT, f"no progress for {group_timeout:.0f} s")
+            how = f"no progress for {group_timeout:g} s"
+            charged, now = _charge_inflight(journal, lock, proc.pid, Status.TIMEOUT, how)
         else:
-            rc = proc.returncode
-            how = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit status {rc}"
-            charged = _charge_inflight(journal, Status.CRASH, f"worker died with {how}")
-        restarts += 1
-        if restarts > max_restarts or charged == 0:
-            raise HarnessError(f"{journal}: the worker keeps dying ({restarts} restarts); last run charged "
-                               f"{charged} case(s); see the journal")
+            how = f"worker died with {f'signal {signal.Signals(-rc).name}' if rc < 0 else f'exit status {rc}'}"
+            charged, now = _charge_inflight(journal, lock, proc.pid, Status.CRASH, how)
+        stalls = 0 if now > verdicts else stalls + 1
+        verdicts, restarts = now, restarts + 1
+        if stalls >= MAX_STALLS:
+            raise HarnessError(f"{journal}: the worker was lost {stalls} times in a row before it recorded a verdict "
+                               f"(last: {how}); see the journal")
+        if restarts > max_restarts:
+            raise HarnessError(f"{journal}: the worker was lost {restarts} times, more than the {max_restarts} "
+                               f"restarts a run takes (last: {how}); see the journal")
         print(f"harness: worker restarted after charging {charged} case(s); resuming", file=sys.stderr)
 
 
-def _watch(proc: subprocess.Popen[bytes], journal: Path, timeout: float) -> bool:
-    """Wait for ``proc``; kill it when the journal has not grown for ``timeout`` s. True if killed."""
-    last_size, last_change = -1, time.monotonic()
+def _watch(proc: subprocess.Popen[bytes], journal: Path, timeout: float, stop: threading.Event) -> bool:
+    """Wait for ``proc``; kill it when the journal has not grown for ``timeout`` s (``STARTUP_SECONDS`` at least
+    before the worker's first record) and return True, or when ``stop`` is set."""
+    started = last_size = journal.stat().st_size
+    last_change = time.monotonic()
     while proc.poll() is None:
-        size = journal.stat().st_size if journal.exists() else 0
+        size = journal.stat().st_size
         if size != last_size:
             last_size, last_change = size, time.monotonic()
-        elif time.monotonic() - last_change > timeout:
-            os.kill(proc.pid, signal.SIGKILL)
+        limit = timeout if last_size != started else max(timeout, STARTUP_SECONDS)
+        if time.monotonic() - last_change > limit:
+            proc.kill()
             proc.wait()
             return True
-        time.sleep(0.2)
+        if stop.wait(min(0.2, timeout / 4)):
+            proc.kill()
+            proc.wait()
     return False
+
+
+def supervise_shards(runs: list[tuple[RunConfig, Path]], group_timeout: float) -> None:
+    """Supervise each (shard, journal) in a thread of its own; an interrupt stops them all at once and raises
+    :class:`Interrupted`."""
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        futures = [pool.submit(supervise, config, journal, group_timeout, stop=stop) for config, journal in runs]
+        try:
+            for future in futures:
+                future.result()
+        except (KeyboardInterrupt, Interrupted):
+            stop.set()
+            wait(futures)
+            raise Interrupted("interrupted") from None
 
 
 def resolve_journals(ledger: Ledger, journals: list[Path]) -> tuple[dict[str, Verdict], list[str]]:

@@ -1,4 +1,5 @@
-"""Fixtures shared by the harness's own tests: the model backend registered as an installed one."""
+"""Fixtures shared by the harness's own tests (the model backend registered as an installed one, small contracts)
+and the fault suite's figures, printed at the end of every session."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from coop import registry
 
+from tests.faults.figures import Figures
 from tests.support.model_backend import ENTRY_POINT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,3 +50,9 @@ def small_contracts(tmp_path: Path) -> Path:
         (folder / path.name).write_text(text)
     (folder / "expectations.toml").write_text("schema = 1\n")
     return folder
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fault suite's figures print at the session's end (registered here: an xdist controller collects
+    nothing, so it never loads the conftest of tests/faults)."""
+    config.pluginmanager.register(Figures(), "fault-figures")

@@ -112,3 +112,22 @@ def test_an_expired_expectation_does_not_waive(pytester: pytest.Pytester, small_
     result = _run(pytester, small_contracts, "--coop-fail-closed")
     assert result.ret == 1 and "xfailed" not in result.parseoutcomes()
     result.stdout.fnmatch_lines(["*expectation * expired on 2026-01-01: it waives nothing*"])
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_missing_expectations_file_is_a_usage_error(pytester: pytest.Pytester, small_contracts: Path) -> None:
+    """Never silently ignored: `report` refuses the same path, and so does `run`."""
+    missing = pytester.path / "no-such-expectations.toml"
+    result = _run(pytester, small_contracts, "--coop-expectations", str(missing))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--coop-expectations {missing}: no such file*"])
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_one_journal_for_several_xdist_workers_is_a_usage_error(pytester: pytest.Pytester,
+                                                               small_contracts: Path) -> None:
+    journal = pytester.path / "j.jsonl"
+    result = _run(pytester, small_contracts, "-n", "2", "--coop-journal", str(journal))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and not journal.exists()
+    result.stderr.fnmatch_lines([f"*--coop-journal {journal}: a journal takes one writer and pytest-xdist runs "
+                                 "several: put {worker} in the path*"])

@@ -2,9 +2,12 @@
 
 A bundle holds the report files, the journals they were made from, the expectations, the wheel
 manifest and the coverage manifest, indexed by ``SHA256SUMS`` in coreutils' format (``sha256sum -c
-SHA256SUMS`` works too). SHA256SUMS is not signed, so the verifier also rebuilds the report from the
-bundled journals, applying the bundled expectations and coverage manifest, and compares every count
-and every waiver: a report edited together with its hash still fails.
+SHA256SUMS`` works too). It is written aside and moved into place whole. SHA256SUMS is not signed, so
+the verifier also rebuilds the report from the bundled journals, applying the bundled expectations and
+coverage manifest, and compares every count and every waiver, and every element and attribute of
+junit.xml: a report edited together with its hash still fails. A bundle is hostile until verified: a
+tar is checked against its own index before a byte is extracted (size, links, kinds of member), and a
+folder bundle holding a link is refused unread.
 """
 
 from __future__ import annotations
@@ -12,22 +15,25 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import posixpath
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
+import xml.etree.ElementTree as ET
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
-
-from junitparser import JUnitXml
 
 from harness.errors import HarnessError
 from harness.report import document
 from harness.report.document import Inputs, Source, sha256_file
 from harness.report.errors import ReportError
+from harness.report.folders import beside, swapped_in
 from harness.report.junit import write_junit
-from harness.report.qualification import write_report
+from harness.report.qualification import write_files
 from harness.report.render import render_html, render_markdown
 
 SUMS = "SHA256SUMS"
@@ -37,6 +43,11 @@ COVERAGE = "coverage.toml"
 TAR_SUFFIX = ".tar.gz"
 _SUM_LINE = re.compile(r"^([0-9a-f]{64}) [ *](.+)$")
 _MAX_LISTED = 20
+#: What the verifier extracts from a tar at most: its index's total, bounded by the archive's own size (a
+#: bundle's text compresses about 20 times; a gzip bomb 1000 times), and its count of members.
+EXPAND_RATIO = 200
+EXPAND_FLOOR = 64 << 20
+MAX_MEMBERS = 10_000
 
 
 def write_bundle(dest: Path, journals: Sequence[Path], expectations: Path | None = None,
@@ -50,14 +61,14 @@ def write_bundle(dest: Path, journals: Sequence[Path], expectations: Path | None
         raise ReportError(f"{dest}: already exists; a bundle folder is written to a new or empty path")
     files = {EXPECTATIONS: expectations, MANIFEST: manifest, COVERAGE: coverage}
     if not tar_file:
-        return _fill(dest, journals, files, generated)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-        root = Path(tmp) / dest.name.removesuffix(TAR_SUFFIX)
+        with swapped_in(dest) as root:
+            return _fill(root, journals, files, generated)
+    with beside(dest) as tmp:
+        root = tmp / dest.name.removesuffix(TAR_SUFFIX)
         doc = _fill(root, journals, files, generated)
-        with tarfile.open(Path(tmp) / dest.name, "w:gz") as tar:
+        with tarfile.open(tmp / dest.name, "w:gz") as tar:
             tar.add(root, arcname=root.name)
-        os.replace(Path(tmp) / dest.name, dest)
+        os.replace(tmp / dest.name, dest)
     return doc
 
 
@@ -78,7 +89,7 @@ def _fill(root: Path, journals: Sequence[Path], files: dict[str, Path | None],
         journals=[copy(p, f"journals/{i}-{p.name}") for i, p in enumerate(journals, 1)],
         expectations=given.get(EXPECTATIONS), manifest=given.get(MANIFEST), coverage=given.get(COVERAGE),
     )
-    doc = write_report(inputs, root, generated)
+    doc = write_files(inputs, root, generated)
     listed = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     (root / SUMS).write_text("".join(f"{sha256_file(root / f)}  {f}\n" for f in listed), encoding="utf-8")
     return doc
@@ -87,17 +98,68 @@ def _fill(root: Path, journals: Sequence[Path], files: dict[str, Path | None],
 def verify_bundle(bundle: Path) -> list[str]:
     """Every problem found in ``bundle``, each naming the file or the count; an empty list means it verifies."""
     if bundle.is_dir():
-        return _verify(bundle)
+        return _links(bundle) or _verify(bundle)
     if bundle.is_file() and tarfile.is_tarfile(bundle):
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                with tarfile.open(bundle) as tar:
-                    tar.extractall(tmp, filter="data")  # refuses links and paths that leave tmp
-            except (tarfile.TarError, OSError) as exc:
-                return [f"{bundle}: damaged or unsafe archive: {exc}"]
-            entries = list(Path(tmp).iterdir())
-            return _verify(entries[0] if len(entries) == 1 and entries[0].is_dir() else Path(tmp))
+        try:
+            with tarfile.open(bundle) as tar:
+                members = _index(bundle, tar)
+                if isinstance(members, str):
+                    return [members]
+                with tempfile.TemporaryDirectory() as tmp:
+                    tar.extractall(tmp, members=members, filter="data")  # refuses paths that leave tmp
+                    entries = list(Path(tmp).iterdir())
+                    return _verify(entries[0] if len(entries) == 1 and entries[0].is_dir() else Path(tmp))
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+            return [f"{bundle}: damaged or unsafe archive: {exc}"]
     raise ReportError(f"{bundle}: not a bundle (expected a folder or a {TAR_SUFFIX} written by `bundle`)")
+
+
+def _index(bundle: Path, tar: tarfile.TarFile) -> list[tarfile.TarInfo] | str:
+    """The members of ``tar`` as its own index lists them (read without extracting: tarfile skips their data),
+    or the problem that refuses it: a member that is not a plain file or folder, a name given twice, more
+    members or more bytes than the bounds, or more bytes than the disk has free."""
+    bound = max(EXPAND_FLOOR, EXPAND_RATIO * bundle.stat().st_size)
+    members: list[tarfile.TarInfo] = []
+    names: set[str] = set()
+    total = 0
+    for member in tar:
+        what = ("a symbolic link" if member.issym() else "a hard link" if member.islnk() else
+                "a sparse file" if member.issparse() else None if member.isfile() or member.isdir() else
+                "not a plain file or folder")
+        if what is not None:
+            return f"{bundle}: {member.name}: {what}: a bundle holds plain files only"
+        name = posixpath.normpath(member.name)
+        if name in names:
+            return f"{bundle}: {member.name}: in the archive twice: a bundle names each file once"
+        names.add(name)
+        total += member.size
+        if total > bound:
+            return (f"{bundle}: its index says it expands to at least {total} bytes, more than this verifier "
+                    f"extracts from an archive of {bundle.stat().st_size} bytes (at most {EXPAND_RATIO} times "
+                    f"its size, at least {EXPAND_FLOOR}): refused before extracting anything")
+        members.append(member)
+        if len(members) > MAX_MEMBERS:
+            return f"{bundle}: more than {MAX_MEMBERS} members: refused before extracting anything"
+    free = shutil.disk_usage(tempfile.gettempdir()).free
+    if total > free:
+        return f"{bundle}: expands to {total} bytes, more than the {free} free in {tempfile.gettempdir()}"
+    return members
+
+
+def _links(root: Path) -> list[str]:
+    """Every link, and every entry that is not a plain file or folder, in a folder bundle (none is followed)."""
+    problems = []
+    for folder, dirs, files in os.walk(root):
+        for name in sorted(dirs + files):
+            path = Path(folder, name)
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                problems.append(f"{path.relative_to(root).as_posix()}: a symbolic link: a bundle holds plain files "
+                                "only")
+            elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                problems.append(f"{path.relative_to(root).as_posix()}: not a plain file or folder: a bundle holds "
+                                "plain files only")
+    return problems
 
 
 def _verify(root: Path) -> list[str]:
@@ -132,9 +194,13 @@ def _check_sums(root: Path) -> list[str]:
     sums = root / SUMS
     if not sums.is_file():
         return [f"{SUMS}: missing: the bundle's files cannot be checked"]
+    try:
+        index = sums.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [f"{SUMS}: not UTF-8 text (byte at offset {exc.start}): the bundle's files cannot be checked"]
     problems = []
     listed: set[str] = set()
-    for number, line in enumerate(sums.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(index.splitlines(), 1):
         match = _SUM_LINE.match(line)
         rel = PurePosixPath(match.group(2)) if match else None
         if match is None or rel is None or rel.is_absolute() or ".." in rel.parts:
@@ -189,25 +255,54 @@ def _check_renders(root: Path, inputs: Inputs, doc: dict[str, Any]) -> list[str]
     problems = []
     for name, text in (("report.md", render_markdown(doc)), ("report.html", render_html(doc))):
         path = root / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
             problems.append(f"{name}: missing or not the rendering of report.json")
     with tempfile.TemporaryDirectory() as tmp:
         junit = Path(tmp) / "junit.xml"
         lanes, _ = document.load(inputs, dt.datetime.fromisoformat(doc["generated"]).date())
         write_junit(lanes, junit)
-        path = root / "junit.xml"
-        if not path.is_file() or _junit_content(path) != _junit_content(junit):
-            problems.append("junit.xml: missing or not the JUnit rendering of the journals")
-    return problems
+        problem = _junit_problem(root / "junit.xml", junit)
+    return problems + ([f"junit.xml: {problem}"] if problem else [])
 
 
-def _junit_content(path: Path) -> list[tuple[str, ...]]:
-    """What a JUnit file says, apart from layout (which differs with the XML library junitparser finds)."""
+def _junit_problem(path: Path, rebuilt: Path) -> str | None:
+    """How the bundled junit.xml differs from the one the journals give (every element, attribute and text;
+    not the layout, which differs with the XML library junitparser finds), or None."""
+    if not path.is_file():
+        return "missing"
+    data = path.read_bytes()
     try:
-        xml = JUnitXml.fromfile(str(path))
-    except Exception as exc:  # junitparser raises lxml's or ElementTree's own parse errors
-        return [("unreadable", type(exc).__name__)]
-    return [(suite.name, case.classname, case.name, str(case.time),
-             *(f"{type(r).__name__}:{r.type}:{r.message}:{r.text}" for r in case.result))
-            for suite in xml for case in suite]
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 text (byte at offset {exc.start})"
+    if "<!DOCTYPE" in text:  # entities, and so entity expansion, need one; the JUnit writer never writes one
+        return "declares a DOCTYPE: the JUnit rendering of journals has none"
+    try:
+        mine = ET.fromstring(data)
+    except ET.ParseError as exc:
+        return f"not well-formed XML: {exc}"
+    where = next(_xml_differences(mine, ET.parse(rebuilt).getroot(), mine.tag), None)
+    return None if where is None else f"not the JUnit rendering of the journals: {where}"
 
+
+def _xml_differences(mine: ET.Element, theirs: ET.Element, where: str) -> Iterator[str]:
+    """Each difference of two element trees, e.g. ``testsuites/testsuite[gpu] attribute failures is '0', but
+    the journals give '1'``; text that is only layout (whitespace between elements) is ignored."""
+    if mine.tag != theirs.tag:
+        yield f"{where}: element <{mine.tag}>, but the journals give <{theirs.tag}>"
+        return
+    for key in sorted(mine.attrib.keys() | theirs.attrib.keys()):
+        if mine.get(key) != theirs.get(key):
+            yield f"{where} attribute {key} is {_shown(mine.get(key))}, but the journals give {_shown(theirs.get(key))}"
+    if _text(mine.text) != _text(theirs.text):
+        yield f"{where} text is {_text(mine.text)!r}, but the journals give {_text(theirs.text)!r}"
+    if len(mine) != len(theirs):
+        yield f"{where}: {len(mine)} elements inside, but the journals give {len(theirs)}"
+        return
+    for a, b in zip(mine, theirs, strict=True):
+        label = b.get("name")
+        yield from _xml_differences(a, b, f"{where}/{b.tag}" + (f"[{label}]" if label else ""))
+
+
+def _text(text: str | None) -> str:
+    return text if text and text.strip() else ""

@@ -22,7 +22,7 @@ from harness.contracts import contracts_dir
 from harness.errors import HarnessError
 from harness.expectations import Ledger, load_expectations
 from harness.fingerprint import MANIFEST_ENV
-from harness.options import positive_int
+from harness.options import OneLineParser, count, positive_int
 from harness.report.errors import ReportError
 
 OUT = Path("reports/out")
@@ -224,12 +224,12 @@ def register(sub: Any) -> None:
     p.add_argument("--rerun-times", type=positive_int, default=3, metavar="N",
                    help="identical re-runs of each such group (%(default)s)")
     p.add_argument("--json", type=Path, help="write the whole diff here as JSON")
-    p.add_argument("--limit", type=int, default=20, help="cases printed per category")
+    p.add_argument("--limit", type=count, default=20, help="cases printed per category (%(default)s)")
     p.set_defaults(func=cmd_diff)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.report", description=__doc__)
+    parser = OneLineParser(prog="python -m harness.report", description=__doc__)
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     try:

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.coverage import EVIDENCE, Cell, Evidence, load_coverage
+from harness.datafile import read_text
 from harness.expectations import Ledger, Verdict, load_expectations
+from harness.report.characters import carried_tree
 from harness.report.errors import ReportError
 from harness.report.verdicts import SEVERITY, Lane, describe, load_lanes, rank
 from harness.statuses import Status
@@ -237,10 +239,9 @@ def _flatten(value: Any, prefix: str = "") -> list[list[str]]:
 def manifest_section(source: Source | None) -> dict[str, Any] | None:
     if source is None:
         return None
+    text = read_text(source.path, ReportError, f"{source.name} (the wheel manifest)")
     try:
-        data = json.loads(source.path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ReportError(f"{source.name}: cannot read the wheel manifest: {exc.strerror}") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportError(f"{source.name}: the wheel manifest is not JSON: {exc}") from None
     return {"name": source.name, "entries": _flatten(data)}
@@ -383,7 +384,8 @@ def load(inputs: Inputs, today: dt.date) -> Loaded:
 
 def build(inputs: Inputs, generated: dt.datetime, loaded: Loaded | None = None) -> dict[str, Any]:
     """The report document for ``inputs`` (``loaded``: already loaded from them); ``generated`` dates it
-    and decides which expectations have expired."""
+    and decides which expectations have expired. Every text in it is one a report can carry; the summary
+    counts the characters that were escaped for it (``replaced``, when there were any)."""
     lanes, ledger = load(inputs, generated.date()) if loaded is None else loaded
     cats = categories(lanes)
     expectations = expectations_section(inputs.expectations, ledger)
@@ -397,7 +399,7 @@ def build(inputs: Inputs, generated: dt.datetime, loaded: Loaded | None = None) 
     problems += [f"lane {lane.name} did not end: its journal has no end record" for lane in lanes if not lane.ended]
     problems += [f"expectation {problem}" for problem in ledger.problems()]
     problems += coverage_problems(coverage)
-    return {
+    doc, replaced = carried_tree({
         "schema": SCHEMA,
         "kind": KIND,
         "generated": generated.isoformat(timespec="seconds"),
@@ -422,4 +424,7 @@ def build(inputs: Inputs, generated: dt.datetime, loaded: Loaded | None = None) 
             "journals": [{"name": s.name, "sha256": sha256_file(s.path)} for s in inputs.journals],
             **{key: {"name": s.name, "sha256": sha256_file(s.path)} for key, s in inputs.optional().items()},
         },
-    }
+    })
+    if replaced:
+        doc["summary"]["replaced"] = replaced
+    return dict(doc)

@@ -1,8 +1,10 @@
 """Renders the report document as Markdown, self-contained HTML and JSON.
 
 Both text formats escape every value they show: HTML through Jinja's autoescape, Markdown through a
-finalizer that backslash-escapes Markdown and HTML punctuation, so a case detail holding ``<script>``
-or ``|`` shows as text and cannot break a table.
+finalizer that backslash-escapes Markdown and HTML punctuation and any block marker a value opens with,
+so a case detail holding ``<script>``, ``|`` or ``# Qualified: yes`` shows as text and cannot break a
+table or make a heading. Characters no report can carry are escaped in the document already
+(:mod:`harness.report.characters`), and both formats say how many.
 """
 
 from __future__ import annotations
@@ -15,14 +17,22 @@ from typing import Any
 
 import jinja2
 
+from harness.report.characters import note
 from harness.report.verdicts import SEVERITY
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#])")
+#: How a line opens a block that is not a paragraph (besides what ``_MD_SPECIAL`` escapes): a list item, a
+#: setext underline or thematic break; a value opening with one is escaped, wherever the template puts it.
+_MD_OPENER = re.compile(r"^(?:(\d{1,9})(?=[.)](?:\s|$))|(?=[-+](?:\s|$))|(?==+\s*$)|(?=-+\s*$))")
+_MD_INDENT = re.compile(r"^[ \t]+")  # four spaces or a tab would open a code block
 
 
 def md_text(value: object) -> str:
-    """One value as inline Markdown text: punctuation escaped, line breaks kept inside a table cell."""
+    """One value as inline Markdown text: punctuation and opening block markers escaped, line breaks kept
+    inside a table cell."""
     text = _MD_SPECIAL.sub(r"\\\1", str(value))
+    text = _MD_OPENER.sub(lambda m: (m[1] or "") + "\\", text, count=1)
+    text = _MD_INDENT.sub(lambda m: "".join(f"&#{ord(c)};" for c in m[0]), text)
     return "<br>".join(text.splitlines()) if "\n" in text or "\r" in text else text
 
 
@@ -50,7 +60,7 @@ def _groups(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _view(doc: dict[str, Any]) -> dict[str, Any]:
-    return {**doc, "status_columns": _status_columns(doc), "groups": _groups(doc), "heat": heat}
+    return {**doc, "status_columns": _status_columns(doc), "groups": _groups(doc), "heat": heat, "note": note}
 
 
 def _environment(finalize: Callable[[Any], Any] | None, autoescape: bool) -> jinja2.Environment:

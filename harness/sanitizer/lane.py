@@ -22,6 +22,7 @@ from pathlib import Path
 from harness.contracts import contracts_dir
 from harness.errors import HarnessError
 from harness.lanes import SANITIZER_TOOLS
+from harness.options import OneLineParser, positive_int, seconds
 from harness.sanitizer import SanitizerLaneError
 from harness.sanitizer.judge import LaneResult, judge
 from harness.sanitizer.junit import mark_junit
@@ -199,19 +200,19 @@ def report(result: LaneResult) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m harness.sanitizer", description=__doc__.splitlines()[0],
-                                     allow_abbrev=False)
+    parser = OneLineParser(prog="python -m harness.sanitizer", description=__doc__.splitlines()[0],
+                           allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
     lane = sub.add_parser("lane", allow_abbrev=False, help="run one GPU lane under a compute-sanitizer tool",
                           description="Options after -- (and any this command does not know) go to pytest.")
     lane.add_argument("--tool", required=True, choices=SANITIZER_TOOLS)
     lane.add_argument("--out", type=Path, help="lane folder, wiped first (default: reports/out/gpu-<tool>)")
-    lane.add_argument("--workers", type=int, help="sanitized xdist workers (default: one per GPU, at least "
+    lane.add_argument("--workers", type=positive_int, help="sanitized xdist workers (default: one per GPU, at least "
                                                   "half the cores, at most 8)")
     lane.add_argument("--compute-sanitizer", dest="sanitizer", help="the sanitizer executable")
-    lane.add_argument("--launch-timeout", type=int, default=LAUNCH_TIMEOUT,
+    lane.add_argument("--launch-timeout", type=positive_int, default=LAUNCH_TIMEOUT,
                       help="seconds the sanitizer waits for a worker to connect (%(default)s)")
-    lane.add_argument("--lane-timeout", type=float, default=3600.0,
+    lane.add_argument("--lane-timeout", type=seconds, default=3600.0,
                       help="seconds before the whole session is stopped as hung (%(default)s)")
     return parser
 

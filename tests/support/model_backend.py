@@ -2,11 +2,14 @@
 
 It lets the engine, the supervisor and the pytest plugin run end to end on a machine without a
 GPU. ``COOP_MODEL_FAULT=<kind>:<text>`` plants a fault in every launch whose kernel symbol contains
-<text>, and ``COOP_MODEL_UNSUPPORTED=<algorithm>`` declares one algorithm unsupported, so crash
-isolation, timeouts and verdict handling can be shown to work. Fault kinds: ``crash``, ``hang``,
-``raise``; ``corrupt`` flips one bit of block 0, ``corrupt-second`` one bit of block 1 (a bug that
-depends on a block's position in the launch), ``flip`` one random bit of a random block, drawn
-afresh in every launch (unseeded: a flaky device that corrupts data).
+<text> (several, comma-separated: the first that matches a launch applies), and
+``COOP_MODEL_UNSUPPORTED=<algorithm>`` declares one algorithm unsupported, so crash isolation,
+timeouts and verdict handling can be shown to work. Fault kinds: ``crash``, ``hang``, ``raise``;
+``corrupt`` flips one bit of block 0, ``corrupt-second`` one bit of block 1 (a bug that depends on a
+block's position in the launch), ``flip`` one random bit of a random block, drawn afresh in every
+launch (unseeded: a flaky device that corrupts data). ``COOP_MODEL_LOST=<file>`` kills the process
+that activates the backend unless <file> exists, creating it: a worker lost once between groups;
+``COOP_MODEL_LOST=always`` kills every such process.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import random
 import signal
 import time
 from collections.abc import Hashable
+from pathlib import Path
 
 import coop
 import numpy as np
@@ -24,7 +28,18 @@ from tests.selftest.model import ReferenceModel
 
 FAULT_ENV = "COOP_MODEL_FAULT"
 UNSUPPORTED_ENV = "COOP_MODEL_UNSUPPORTED"
+LOST_ENV = "COOP_MODEL_LOST"
 ENTRY_POINT = "model = tests.support.model_backend:ModelAdapter"
+
+
+def planted_fault(spec: coop.KernelSpec) -> str:
+    """The kind of the first planted fault whose text the kernel symbol of ``spec`` contains ('' for none)."""
+    symbol = coop.kernel_symbol(spec)
+    for entry in os.environ.get(FAULT_ENV, "").split(","):
+        kind, _, where = entry.partition(":")
+        if where and where in symbol:
+            return kind
+    return ""
 
 
 class ModelAdapter:
@@ -32,6 +47,12 @@ class ModelAdapter:
 
     def __init__(self) -> None:
         self.model = ReferenceModel()
+        lost = os.environ.get(LOST_ENV, "")
+        once = lost not in ("", "always") and not Path(lost).exists()
+        if once:
+            Path(lost).touch()
+        if once or lost == "always":
+            os.kill(os.getpid(), signal.SIGKILL)
 
     def unsupported_reason(self, spec: coop.KernelSpec) -> str | None:
         if spec.algorithm == os.environ.get(UNSUPPORTED_ENV):
@@ -52,22 +73,20 @@ class ModelAdapter:
 
     def launch(self, compiled: coop.KernelSpec, spec: coop.KernelSpec,
                batch: coop.LoadBatch | coop.StoreBatch) -> np.ndarray:
-        kind, _, where = os.environ.get(FAULT_ENV, "").partition(":")
-        if where and where in coop.kernel_symbol(spec):
-            if kind == "crash":
-                os.kill(os.getpid(), signal.SIGSEGV)
-            if kind == "hang":
-                time.sleep(3600)
-            if kind == "raise":
-                raise RuntimeError(f"planted launch failure in {coop.kernel_symbol(spec)}")
+        kind = planted_fault(spec)
+        if kind == "crash":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if kind == "hang":
+            time.sleep(3600)
+        if kind == "raise":
+            raise RuntimeError(f"planted launch failure in {coop.kernel_symbol(spec)}")
         out = self.model.launch(spec, batch)
-        if where and where in coop.kernel_symbol(spec):
-            blocks = out.view(np.uint8).reshape(batch.n_blocks, -1)  # each block's bytes, in launch order
-            if kind == "corrupt":
-                blocks[0, 0] ^= 1
-            if kind == "corrupt-second" and batch.n_blocks > 1:
-                blocks[1, 0] ^= 1
-            if kind == "flip":
-                draw = random.SystemRandom()
-                blocks[draw.randrange(batch.n_blocks), draw.randrange(blocks.shape[1])] ^= 1 << draw.randrange(8)
+        blocks = out.view(np.uint8).reshape(batch.n_blocks, -1)  # each block's bytes, in launch order
+        if kind == "corrupt":
+            blocks[0, 0] ^= 1
+        if kind == "corrupt-second" and batch.n_blocks > 1:
+            blocks[1, 0] ^= 1
+        if kind == "flip":
+            draw = random.SystemRandom()
+            blocks[draw.randrange(batch.n_blocks), draw.randrange(blocks.shape[1])] ^= 1 << draw.randrange(8)
         return out

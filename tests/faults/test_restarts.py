@@ -1,0 +1,52 @@
+"""Item 2: a worker lost outside a group costs a restart, not the run; a worker that never gets anywhere
+stops the run with one line saying why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.journal import EndRecord, final_cases, read_journal
+from harness.session import RunConfig, supervise
+from harness.statuses import Status
+from tests.faults.runs import planned_ids, recorded
+from tests.support.model_backend import LOST_ENV
+
+
+def _config(contracts: Path) -> RunConfig:
+    return RunConfig(lane="simulator", profile="full", backends=["model"], contracts_dir=contracts)
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_worker_lost_between_groups_costs_a_restart(small_contracts: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    lost = tmp_path / "lost-once"
+    monkeypatch.setenv(LOST_ENV, str(lost))
+    journal = tmp_path / "j.jsonl"
+    supervise(_config(small_contracts), journal, group_timeout=60)
+    assert lost.exists()  # the first worker was killed before its first group
+    assert "worker restarted after charging 0 case(s)" in capsys.readouterr().err
+    counts = recorded(journal)
+    assert set(counts) == planned_ids(small_contracts) and set(counts.values()) == {1}
+    assert {r.status for r in final_cases(read_journal(journal)).values()} == {Status.PASS}
+    assert isinstance(list(read_journal(journal))[-1], EndRecord)
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_worker_that_never_gets_anywhere_stops_the_run(small_contracts: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(LOST_ENV, "always")
+    with pytest.raises(HarnessError, match=r"j\.jsonl: the worker was lost 3 times in a row before it recorded "
+                                           r"a verdict \(last: worker died with signal SIGKILL\); see the journal"):
+        supervise(_config(small_contracts), tmp_path / "j.jsonl", group_timeout=60)
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_short_group_timeout_spares_a_starting_worker(small_contracts: Path, tmp_path: Path) -> None:
+    """Starting takes about a second; the timeout is the kernel groups' (a run at 0.05 s still ends)."""
+    journal = tmp_path / "j.jsonl"
+    supervise(_config(small_contracts), journal, group_timeout=0.05)
+    assert set(recorded(journal).values()) == {1} and isinstance(list(read_journal(journal))[-1], EndRecord)
