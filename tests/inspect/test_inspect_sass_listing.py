@@ -82,6 +82,7 @@ def test_instruction_is_a_value() -> None:
 
 
 def test_nvdisasm_runs_once_per_distinct_cubin(build, monkeypatch: pytest.MonkeyPatch) -> None:
+    mixed, plain = build("mixed_module"), build("plain")  # compiled first: only the listings may count below
     monkeypatch.setattr(sass_module, "_listings", {})
     runs: list[list[str]] = []
     real_run = subprocess.run
@@ -91,11 +92,10 @@ def test_nvdisasm_runs_once_per_distinct_cubin(build, monkeypatch: pytest.Monkey
         return real_run(command, *args, **kwargs)
 
     monkeypatch.setattr(sass_module.subprocess, "run", counting_run)
-    mixed = build("mixed_module")
     for kernel in ("mixed_plain", "mixed_dynamic", "mixed_plain"):
         inspect_artifacts(mixed.artifacts(kernel))
     assert len(runs) == 1
-    inspect_artifacts(build("plain").artifacts("plain"))
+    inspect_artifacts(plain.artifacts("plain"))
     assert len(runs) == 2
 
 
