@@ -26,7 +26,7 @@ from typing import Any
 from harness import caseid
 from harness.datafile import read_json
 from harness.errors import CaseIdError
-from harness.report.document import sha256_file
+from harness.report.document import Source, sha256_file
 from harness.report.errors import ReportError
 from harness.report.verdicts import SEVERITY, Lane
 from harness.statuses import Status
@@ -35,6 +35,14 @@ SCHEMA = 1
 KIND = "coop-baseline"
 GROUPS = ("accepted", "not_accepted")
 Node = str | dict[str, Any]
+
+
+
+def _committable(path: Path) -> str:
+    """A baseline is committed: it names a file relative to the working directory, else by its name alone (the
+    sha256 beside it tells files of one name apart), never by a path of the machine that wrote it."""
+    shown = Path(Source.of(path).name)
+    return shown.as_posix() if not shown.is_absolute() else shown.name
 
 
 def _natural(value: str) -> tuple[Any, ...]:
@@ -113,7 +121,7 @@ def baseline_of(lanes: Sequence[Lane], expectations: Path | None = None) -> dict
             by_group["accepted" if record.accepted else "not_accepted"][record.status].append(record.id)
         out[lane.name] = {g: {str(s): pack(by_group[g][s]) for s in sorted(by_group[g], key=SEVERITY.__getitem__)}
                           for g in GROUPS if by_group[g]}
-    applied = {"name": str(expectations), "sha256": sha256_file(expectations)} if expectations else None
+    applied = {"name": _committable(expectations), "sha256": sha256_file(expectations)} if expectations else None
     return {"schema": SCHEMA, "kind": KIND, "expectations": applied, "lanes": out}
 
 

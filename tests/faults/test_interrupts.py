@@ -13,9 +13,8 @@ import pytest
 from harness.cli import main
 from harness.journal import CaseRecord, EndRecord, read_journal
 from harness.statuses import Status
-from tests.faults.runs import Children, alive, group_in_flight, planned_ids, recorded, wait_until
-from tests.faults.test_writers import HANGING, HANGING_GROUP
-from tests.support.model_backend import FAULT_ENV
+from tests.faults.runs import Children, alive, planned_ids, recorded, wait_until
+from tests.faults.test_writers import hanging_run
 
 
 @pytest.mark.usefixtures("model_backend")
@@ -24,13 +23,7 @@ def test_an_interrupt_stops_the_run_and_charges_nothing(to: str, children: Child
                                                         small_contracts: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     journal = tmp_path / "j.jsonl"
-    monkeypatch.setenv(FAULT_ENV, f"hang:{HANGING}")
-    run = children.start("run", *lane, "--journal", journal, "--group-timeout", "600")
-    assert wait_until(lambda: group_in_flight(journal, HANGING_GROUP) is not None, 60), children.log(run)
-    group = group_in_flight(journal, HANGING_GROUP)
-    assert group is not None
-    children.seen.add(group.pid)
-    monkeypatch.delenv(FAULT_ENV)
+    run, group = hanging_run(children, lane, journal, monkeypatch)
     sent = time.monotonic()
     (os.killpg if to == "process group" else os.kill)(run.pid, signal.SIGINT)
     status = children.wait(run, 30)

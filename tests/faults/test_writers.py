@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
 from harness.errors import JournalError
-from harness.journal import CaseRecord, JournalWriter
+from harness.journal import CaseRecord, GroupRecord, JournalWriter
 from harness.statuses import Status
 from tests.faults.runs import Children, alive, group_in_flight, planned_ids, recorded, wait_until
 from tests.support.model_backend import FAULT_ENV
@@ -31,8 +32,9 @@ def test_a_second_writer_is_refused_while_the_first_holds_the_journal(tmp_path: 
     assert recorded(path) == {"a/b/c=1": 1, "a/b/c=2": 1}
 
 
-def _hanging_run(children: Children, lane: list[str], journal: Path, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Start a run whose worker hangs inside a group; the worker's pid once it is in there."""
+def hanging_run(children: Children, lane: list[str], journal: Path,
+                monkeypatch: pytest.MonkeyPatch) -> tuple[subprocess.Popen[bytes], GroupRecord]:
+    """Start a run whose worker hangs inside a group; (the run, the group in flight) once it is in there."""
     monkeypatch.setenv(FAULT_ENV, f"hang:{HANGING}")
     run = children.start("run", *lane, "--journal", journal, "--group-timeout", "600")
     assert wait_until(lambda: group_in_flight(journal, HANGING_GROUP) is not None, 60), children.log(run)
@@ -40,7 +42,7 @@ def _hanging_run(children: Children, lane: list[str], journal: Path, monkeypatch
     assert group is not None
     children.seen.add(group.pid)
     monkeypatch.delenv(FAULT_ENV)
-    return group.pid
+    return run, group
 
 
 @pytest.mark.usefixtures("model_backend")
@@ -49,8 +51,8 @@ def test_a_killed_run_leaves_no_writer_behind(sig: signal.Signals, children: Chi
                                               small_contracts: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     journal = tmp_path / "j.jsonl"
-    worker = _hanging_run(children, lane, journal, monkeypatch)
-    run = children.procs[0]
+    run, group = hanging_run(children, lane, journal, monkeypatch)
+    worker = group.pid
     os.kill(run.pid, sig)
     assert children.wait(run, 20) == -sig
     assert wait_until(lambda: not alive(worker), 10), "the worker outlived the run that started it"
@@ -64,7 +66,7 @@ def test_a_resume_while_the_run_still_writes_is_refused(children: Children, lane
                                                         monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     journal = tmp_path / "j.jsonl"
-    _hanging_run(children, lane, journal, monkeypatch)
+    hanging_run(children, lane, journal, monkeypatch)
     before = recorded(journal)
     assert main(["run", *lane, "--resume", str(journal), "--group-timeout", "5"]) == 2
     err = capsys.readouterr().err
