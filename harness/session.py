@@ -55,9 +55,12 @@ RESUMED = ("lane", "profile", "seed", "shard", "backends", "arch", "max_blocks",
 MAX_STALLS = 3
 #: The exit status of a worker stopped by an interrupt (the shell's 128 + SIGINT).
 INTERRUPTED = 130
-#: The least time a worker gets before its first record: starting (imports, contracts, reading the journal it
-#: resumes) is no kernel group, so a short --group-timeout never kills a healthy worker that is starting.
+#: The least time a worker gets before it announces its first group: starting (imports, contracts, reading the
+#: journal it resumes, activating a backend) is no kernel group, so a short --group-timeout never kills a
+#: healthy worker that is starting.
 STARTUP_SECONDS = 60.0
+#: How a group record's line starts its type tag (``to_json`` writes compact JSON): the end of starting.
+_ANNOUNCED = f'"type":"{GroupRecord.TYPE}"'.encode()
 
 
 @dataclass
@@ -298,15 +301,18 @@ def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeou
 
 def _watch(proc: subprocess.Popen[bytes], journal: Path, timeout: float, stop: threading.Event) -> bool:
     """Wait for ``proc``; kill it when the journal has not grown for ``timeout`` s (``STARTUP_SECONDS`` at least
-    before the worker's first record) and return True, or when ``stop`` is set."""
+    until the worker announces its first group) and return True, or when ``stop`` is set."""
     started = last_size = journal.stat().st_size
-    last_change = time.monotonic()
+    last_change, starting = time.monotonic(), True
     while proc.poll() is None:
         size = journal.stat().st_size
         if size != last_size:
             last_size, last_change = size, time.monotonic()
-        limit = timeout if last_size != started else max(timeout, STARTUP_SECONDS)
-        if time.monotonic() - last_change > limit:
+            if starting:
+                with journal.open("rb") as fh:
+                    fh.seek(started)
+                    starting = _ANNOUNCED not in fh.read()
+        if time.monotonic() - last_change > (max(timeout, STARTUP_SECONDS) if starting else timeout):
             proc.kill()
             proc.wait()
             return True

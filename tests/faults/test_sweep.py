@@ -32,10 +32,10 @@ from tests.support.model_backend import FAULT_ENV, planted_fault
 #: One campaign per seed: the seed draws the planted faults, the kill points and the signals.
 CAMPAIGNS = (11, 12, 13, 14)
 #: Kernel symbols a campaign plants a fault in, per kind (a symbol names one or two kernel groups).
-PLANTS = {"crash": 3, "hang": 1, "raise": 7, "corrupt": 7}
+PLANTS = {"crash": 2, "hang": 1, "raise": 8, "corrupt": 8}
 #: Kills of the run or of its worker per campaign.
 KILLS = 6
-GROUP_TIMEOUT = "2"
+GROUP_TIMEOUT = "1"
 #: How a run is stopped: a signal to the run alone, or Ctrl-C (SIGINT to its whole process group).
 STOPS = ("SIGKILL", "SIGTERM", "SIGINT", "Ctrl-C")
 #: The detail of a verdict the supervisor charges to the group a killed worker was in.

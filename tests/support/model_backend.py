@@ -9,7 +9,8 @@ timeouts and verdict handling can be shown to work. Fault kinds: ``crash``, ``ha
 block's position in the launch), ``flip`` one random bit of a random block, drawn afresh in every
 launch (unseeded: a flaky device that corrupts data). ``COOP_MODEL_LOST=<file>`` kills the process
 that activates the backend unless <file> exists, creating it: a worker lost once between groups;
-``COOP_MODEL_LOST=always`` kills every such process.
+``COOP_MODEL_LOST=always`` kills every such process. ``COOP_MODEL_START_SECONDS=<s>`` makes activating
+the backend take that long (a backend slow to start, as a GPU library can be).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from tests.selftest.model import ReferenceModel
 FAULT_ENV = "COOP_MODEL_FAULT"
 UNSUPPORTED_ENV = "COOP_MODEL_UNSUPPORTED"
 LOST_ENV = "COOP_MODEL_LOST"
+START_ENV = "COOP_MODEL_START_SECONDS"
 ENTRY_POINT = "model = tests.support.model_backend:ModelAdapter"
 
 
@@ -47,6 +49,7 @@ class ModelAdapter:
 
     def __init__(self) -> None:
         self.model = ReferenceModel()
+        time.sleep(float(os.environ.get(START_ENV, "0")))
         lost = os.environ.get(LOST_ENV, "")
         once = lost not in ("", "always") and not Path(lost).exists()
         if once:
