@@ -52,7 +52,7 @@ class Case:
     def __getitem__(self, key: str) -> Any:
         return dict(self.params)[key]
 
-    @property
+    @cached_property  # read several times per case (building, judging, seeding valid_items)
     def spec(self) -> coop.KernelSpec:
         p = dict(self.params)
         return coop.KernelSpec(

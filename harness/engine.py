@@ -95,10 +95,10 @@ class Engine:
             except Exception as exc:
                 return records + [self._record(c, Status.CRASH, f"unsupported_reason failed: {_one_line(exc)}")
                                   for c in rest]
+            if reason is None and LANES[lane_kind(self.lane)]:
+                return records + self._run(spec, [c for c in rest if is_run_case(c)])  # timed per launch
             if reason is not None:
                 verdicts = [self._record(c, Status.NOT_SUPPORTED, reason) for c in rest]
-            elif LANES[lane_kind(self.lane)]:
-                verdicts = self._run(spec, [c for c in rest if is_run_case(c)])
             else:
                 verdicts = self._inspect(spec, rest)
             share = (time.perf_counter() - started) / len(rest)
@@ -106,9 +106,10 @@ class Engine:
         return records
 
     def _record(self, case: Case, status: Status, detail: str = "", rules: tuple[str, ...] = (),
-                artifact: str | None = None) -> CaseRecord:
+                artifact: str | None = None, seconds: float = 0.0) -> CaseRecord:
         return CaseRecord(id=case.id, status=status, lane=self.lane, detail=detail, rules=rules,
-                          seed=case.seed(self.seed) if is_run_case(case) else None, artifact=artifact)
+                          seed=case.seed(self.seed) if is_run_case(case) else None, artifact=artifact,
+                          seconds=seconds)
 
     def _reject(self, case: Case) -> CaseRecord:
         assert case.reject is not None
@@ -175,10 +176,12 @@ class Engine:
     def _run(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         if not cases:
             return []
+        started = time.perf_counter()
         try:
             compiled = self._compile(spec)
         except CompileFailed as exc:
-            return [self._record(c, Status.COMPILE_ERROR, str(exc)) for c in cases]
+            share = round((time.perf_counter() - started) / len(cases), 6)
+            return [self._record(c, Status.COMPILE_ERROR, str(exc), seconds=share) for c in cases]
         per_launch = max(1, self.max_blocks // oracle.blocks_per_case(spec))
         records: list[CaseRecord] = []
         for start in range(0, len(cases), per_launch):
@@ -186,7 +189,9 @@ class Engine:
         return records
 
     def _launch(self, spec: coop.KernelSpec, compiled: Any, cases: list[Case]) -> list[CaseRecord]:
-        """One batched launch judged from a snapshot of its inputs; only the adapter's own errors are Crash."""
+        """One batched launch judged from a snapshot of its inputs; only the adapter's own errors are Crash.
+        Each case is charged an equal share of the launch's wall time (build, launch, judge)."""
+        started = time.perf_counter()
         with self.timed("build"):
             launch = oracle.build(spec, cases, self.seed)
             before = oracle.snapshot(launch.batch)
@@ -197,16 +202,18 @@ class Engine:
             with self.timed("launch"):
                 out = self.adapter.launch(compiled, spec, launch.batch)
         except Exception as exc:
-            return [self._record(c, Status.CRASH, f"launch failed: {_one_line(exc)}") for c in cases]
+            share = round((time.perf_counter() - started) / len(cases), 6)
+            return [self._record(c, Status.CRASH, f"launch failed: {_one_line(exc)}", seconds=share) for c in cases]
         with self.timed("judge"):
             verdicts = oracle.judge(launch, before, out)
+        share = round((time.perf_counter() - started) / len(cases), 6)
         records = []
         for case, verdict in zip(cases, verdicts, strict=True):
             if verdict.passed:
-                records.append(self._record(case, Status.PASS))
+                records.append(self._record(case, Status.PASS, seconds=share))
                 continue
             detail = f"{verdict.detail} (seed {case.seed(self.seed)}, launch seed {launch.seed}) [{case.id}]"
-            records.append(self._record(case, Status.FAIL, detail, explaining_rules(case, verdict)))
+            records.append(self._record(case, Status.FAIL, detail, explaining_rules(case, verdict), seconds=share))
         return records
 
 

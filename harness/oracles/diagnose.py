@@ -105,9 +105,9 @@ def explain(spec: coop.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDAr
         rows = blocks & differs
         if not rows.any():
             continue
-        alt, _ = expected(spec, snap, params)
-        same = (raw_view(np.ascontiguousarray(alt)) == got_raw).all(axis=1) & rows
-        for b in np.flatnonzero(same):
+        at = np.flatnonzero(rows)
+        alt = expected(spec, snap, params, at)
+        for b in at[(raw_view(np.ascontiguousarray(alt)) == got_raw[at]).all(axis=1)]:
             if name not in found.setdefault(int(b), []):
                 found[int(b)].append(name)
     for block, name in [*_skipped(spec, snap, got, wrong, blocks), *_past_valid(spec, snap, got_raw, wrong, blocks)]:
@@ -123,9 +123,10 @@ def _past_valid(spec: coop.KernelSpec, snap: Batch, got_raw: np.ndarray, wrong: 
     from harness.oracles.block_load_store import expected, params_of
 
     p = params_of(spec, snap)
-    whole, _ = expected(spec, snap, replace(p, valid=np.full_like(p.valid, spec.tile)))
-    explained = (raw_view(np.ascontiguousarray(whole)) == got_raw) | ~wrong
-    yield from ((int(b), "past-valid") for b in np.flatnonzero(blocks & explained.all(axis=1)))
+    at = np.flatnonzero(blocks)
+    whole = expected(spec, snap, replace(p, valid=np.full_like(p.valid, spec.tile)), at)
+    explained = (raw_view(np.ascontiguousarray(whole)) == got_raw[at]) | ~wrong[at]
+    yield from ((int(b), "past-valid") for b in at[explained.all(axis=1)])
 
 
 def _skipped(spec: coop.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_],

@@ -84,10 +84,10 @@ def fill(dtype: str, pattern: npt.NDArray[np.int64], role: Role, seeds: U64, cod
     """
     bits, n_blocks = _bits(dtype), len(seeds)
     mask_all = np.uint64((1 << bits) - 1)
-    code = codes.astype(np.uint64)[None, :]
+    code = codes.astype(np.uint64)
     salt = np.uint64(_ROLE_SALT[role])
-    keys = mix(seeds * np.uint64(8) + pattern.astype(np.uint64))[:, None]
-    raw = np.zeros((n_blocks, len(codes)), dtype=np.uint64)
+    keys = mix(seeds * np.uint64(8) + pattern.astype(np.uint64))
+    raw = np.empty((n_blocks, len(codes)), dtype=np.dtype(f"uint{bits}"))  # a uint64 stored here keeps its low bits
     for p, name in enumerate(names):
         rows = np.flatnonzero(pattern == p)
         if not rows.size:
@@ -95,22 +95,24 @@ def fill(dtype: str, pattern: npt.NDArray[np.int64], role: Role, seeds: U64, cod
         key = keys[rows]
         if name == "random":
             with np.errstate(over="ignore"):
-                values = mix(key ^ (salt << np.uint64(60)) ^ (code * _GOLDEN))
+                values = mix(key[:, None] ^ ((salt << np.uint64(60)) ^ (code * _GOLDEN))[None, :])
+            # specials where (code + phase) % STRIDE == 0, phase = key % STRIDE; which one cycles with code // STRIDE
             planted = specials(dtype)
             phase = key % np.uint64(SPECIAL_STRIDE)
-            at = (code + phase) % np.uint64(SPECIAL_STRIDE) == 0
-            which = (code // np.uint64(SPECIAL_STRIDE) + key) % np.uint64(planted.size)
-            values = np.where(at, planted[which.astype(np.int64)], values)
+            at_row, at_col = np.nonzero((code % np.uint64(SPECIAL_STRIDE))[None, :]
+                                        == (np.uint64(SPECIAL_STRIDE) - phase)[:, None] % np.uint64(SPECIAL_STRIDE))
+            which = (code[at_col] // np.uint64(SPECIAL_STRIDE) + key[at_row]) % np.uint64(planted.size)
+            values[at_row, at_col] = planted[which.astype(np.int64)]
         elif name.startswith("code"):
             digit = int(name[4:])
-            values = (code >> np.uint64(digit * bits)) ^ mix(key)
+            values = (code >> np.uint64(digit * bits))[None, :] ^ mix(key)[:, None]
         elif role == "oob":
             values = np.full((rows.size, len(codes)), 0 if name == "walk" else mask_all, np.uint64)
         else:
             one = np.uint64(1) << (code % np.uint64(bits))
             values = np.broadcast_to(one if (role == "src") == (name == "walk") else ~one, (rows.size, len(codes)))
-        raw[rows] = values & mask_all
-    return raw.astype(np.dtype(f"uint{bits}")).view(np.dtype(dtype))
+        raw[rows] = values
+    return raw.view(np.dtype(dtype))
 
 
 def pattern(dtype: str, n: int, role: Role, seed: int) -> np.ndarray:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 from harness.contracts import load_contracts
@@ -43,3 +46,18 @@ class MutationSummary:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(MutationSummary(), "selftest-mutation-summary")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In record mode, gather the mutants' verdict digests (one part file per test, from any xdist worker)
+    into the pinned file; the controller (or the only process) does it once every worker is done."""
+    from .test_mutants import PINNED, RECORD_ENV
+
+    if not os.environ.get(RECORD_ENV) or hasattr(session.config, "workerinput"):
+        return
+    parts = sorted(PINNED.parent.glob(f"{PINNED.stem}.*.part"))
+    merged = {p.name[len(PINNED.stem) + 1:-len(".part")]: json.loads(p.read_text(encoding="utf-8")) for p in parts}
+    if merged:
+        PINNED.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    for p in parts:
+        p.unlink()

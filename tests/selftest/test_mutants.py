@@ -3,19 +3,36 @@ of another: proof that the oracle's checks bite. Every failing case names a rule
 mutant's deviation, and a mutant the oracle can diagnose is reported with its diagnosis. The verdicts,
 with the rules named and each mutant's first failing case, are printed at the end of the session.
 
-Every mutant runs on every kernel point of the pr profile (no subset).
+Every mutant runs on every kernel point of the pr profile (no subset). The verdicts themselves (each failing
+case's id, checks, rules and diagnosis) are pinned by a digest per mutant and contract in ``verdicts.json``: a
+faster oracle must judge every case as the one before it did. ``COOP_SELFTEST_RECORD=1`` rewrites the file
+(only for a change that is meant to move verdicts, committed with it).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from harness.oracles.diagnose import DIAGNOSES
 
 from .mutants import MUTANTS, Mutant
-from .runs import Plan, failures, outline
+from .runs import Failure, Plan, failures, outline
+
+PINNED = Path(__file__).with_name("verdicts.json")
+RECORD_ENV = "COOP_SELFTEST_RECORD"
+
+
+def pinned_form(found: list[Failure]) -> dict[str, object]:
+    """How many cases failed and a digest of what was said about each: id, checks, rules and diagnosis."""
+    lines = [f"{f.case_id}|{','.join(f.checks)}|{','.join(f.rules)}|{f.detail.partition(' matches: ')[2]}"
+             for f in found]
+    return {"failing": len(found), "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest()}
 
 
 @pytest.mark.parametrize("mutant", [pytest.param(m, id=m.name) for m in MUTANTS])
@@ -31,6 +48,12 @@ def test_mutant_is_caught(mutant: type[Mutant], pr_plans: dict[str, Plan],
     record_property("mutant", mutant.name)
     record_property("caught", "no" if missed else "yes")
     record_property("verdict", verdict)
+    said = {cid: pinned_form(found[cid]) for cid in sorted(found)}
+    if os.environ.get(RECORD_ENV):
+        (PINNED.parent / f"{PINNED.stem}.{mutant.name}.part").write_text(json.dumps(said), encoding="utf-8")
+    else:
+        assert said == json.loads(PINNED.read_text(encoding="utf-8"))[mutant.name], (
+            f"{mutant.name}: the verdicts differ from the pinned ones in {PINNED.name} (see its docstring)")
     assert not missed, f"{mutant.name} ({mutant.__doc__}) passes every pr case of {' and '.join(missed)}"
     assert not stray, f"{mutant.name} also fails {' and '.join(stray)} (not a target): {found[stray[0]][0]}"
     unexplained = [f for cid in mutant.targets for f in found[cid] if not set(f.rules) & set(mutant.rules)]
