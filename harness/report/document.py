@@ -101,7 +101,7 @@ def backends_of(lanes: Sequence[Lane]) -> list[str]:
     """Backends in the order the sessions name them, then any other a case id names."""
     order: dict[str, None] = {}
     for lane in lanes:
-        order.update(dict.fromkeys(lane.session.backends))
+        order.update(dict.fromkeys(lane.backends))
     for lane in lanes:
         order.update(dict.fromkeys(describe(i).backend for i in lane.cases))
     return list(order)
@@ -117,7 +117,8 @@ def categories(lanes: Sequence[Lane]) -> dict[str, dict[str, Verdict]]:
     """Category -> one verdict per case id (the worst over the category's lanes), in one pass.
 
     Shared-contract checks are the rejections and compile/resource checks of every backend; run
-    checks count per backend in host lanes (simulator) and GPU lanes (plain and sanitizer); each
+    checks count per backend and lane they ran in: GPU lanes (plain and sanitizer) as GPU checks, any
+    other lane under its own name (``numba simulator checks``: no host lane runs kernels); each
     sanitizer lane also counts on its own; the wheels lane holds the fresh-wheel checks.
     """
     found: dict[str, dict[str, Verdict]] = defaultdict(dict)
@@ -129,12 +130,14 @@ def categories(lanes: Sequence[Lane]) -> dict[str, dict[str, Verdict]]:
             elif info.kind != "run":
                 name = SHARED
             else:
-                name = f"{info.backend} {'GPU' if lane.kind == 'gpu' else 'host'} checks"
+                name = f"{info.backend} {'GPU' if lane.kind == 'gpu' else lane.name} checks"
             _keep_worst(found[name], case_id, record)
             if lane.tool is not None:
                 _keep_worst(found[f"checks under {lane.tool}"], case_id, record)
     backends = backends_of(lanes)
-    order = [SHARED, *(f"{b} host checks" for b in backends), *(f"{b} GPU checks" for b in backends),
+    launched = [lane.name for lane in lanes if lane.kind == "host"]
+    order = [SHARED, *(f"{b} {name} checks" for name in launched for b in backends),
+             *(f"{b} GPU checks" for b in backends),
              *(f"checks under {lane.tool}" for lane in lanes if lane.tool is not None), WHEELS]
     return {name: found[name] for name in order if found.get(name)}
 
@@ -154,7 +157,8 @@ def summary_line(lanes: Sequence[Lane], cats: dict[str, dict[str, Verdict]]) -> 
     tool whose lane ran every counted GPU check, and a tool whose lane ran only some says how many.
     """
     gpu_names = [n for n in cats if n.endswith(" GPU checks")]
-    order = [SHARED, *(n for n in cats if n.endswith(" host checks")), WHEELS, *gpu_names]
+    others = [n for n in cats if n not in (SHARED, WHEELS, *gpu_names) and not n.startswith("checks under ")]
+    order = [SHARED, *others, WHEELS, *gpu_names]
     parts = [_count(len(_passed(cats[n])), n) for n in order if n in cats]
     if not parts:
         return "Passed: nothing (no verdict recorded)"
@@ -359,7 +363,7 @@ def _control(lane: Lane) -> str | None:
 def _lane_entry(lane: Lane) -> dict[str, Any]:
     return {
         "name": lane.name, "kind": lane.kind, "tool": lane.tool, "journals": list(lane.journals),
-        "profile": lane.session.profile, "seed": lane.session.seed, "backends": list(lane.session.backends),
+        "profile": lane.session.profile, "seed": lane.session.seed, "backends": list(lane.backends),
         "ended": lane.ended, "control": _control(lane),
         "started": dt.datetime.fromtimestamp(lane.session.time, dt.UTC).isoformat(timespec="seconds"),
     }

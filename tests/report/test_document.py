@@ -27,14 +27,14 @@ def test_counts_per_category(qualification: list[Path], waivers: Path) -> None:
     cats = report(qualification, expectations=waivers)["counts"]["categories"]
     assert {name: (c["total"], c["accepted"], c["statuses"]) for name, c in cats.items()} == {
         "shared-contract checks": (6, 6, {"Pass": 6}),
-        "numba host checks": (2, 2, {"Pass": 2}),
+        "numba simulator checks": (2, 2, {"Pass": 2}),  # never "host": no host lane ran them
         "numba GPU checks": (2, 2, {"Pass": 2}),
         "cutlass GPU checks": (2, 1, {"Pass": 1, "Fail": 1}),  # Fail in gpu wins over Pass in racecheck
         "rustfatbin GPU checks": (2, 2, {"Pass": 1, "NotSupported": 1}),
         "checks under racecheck": (4, 4, {"Pass": 4}),
         "fresh-wheel checks": (2, 2, {"Pass": 2}),
     }
-    assert list(cats) == ["shared-contract checks", "numba host checks", "numba GPU checks", "cutlass GPU checks",
+    assert list(cats) == ["shared-contract checks", "numba simulator checks", "numba GPU checks", "cutlass GPU checks",
                           "rustfatbin GPU checks", "checks under racecheck", "fresh-wheel checks"]
 
 
@@ -53,7 +53,7 @@ def test_counts_per_lane_and_pass_rates(qualification: list[Path]) -> None:
 def test_summary_line_says_how_much_of_it_ran_under_a_tool_that_ran_only_part(qualification: list[Path],
                                                                              waivers: Path) -> None:
     summary = report(qualification, expectations=waivers)["summary"]
-    assert summary["passed"] == ("Passed: 6 shared-contract checks, 2 numba host checks, 2 fresh-wheel checks, "
+    assert summary["passed"] == ("Passed: 6 shared-contract checks, 2 numba simulator checks, 2 fresh-wheel checks, "
                                  "2 numba GPU checks, 1 cutlass GPU check, 1 rustfatbin GPU check "
                                  "(racecheck: 3 of them)")
     assert summary["not_accepted"] == "Not accepted: 1 verdict (1 Fail)"
@@ -68,6 +68,15 @@ def test_summary_line_names_a_tool_whose_lane_ran_every_gpu_check(journal: Calla
     assert report(paths)["summary"]["passed"] == (
         "Passed: 1 shared-contract check, 1 numba GPU check, 1 cutlass GPU check, 1 rustfatbin GPU check, "
         "under racecheck and memcheck")
+
+
+def test_merged_journals_of_a_lane_keep_every_sessions_backends(journal: Callable[..., Path]) -> None:
+    """One gpu lane run as one journal per backend: the Lanes table names all three, not the last one."""
+    paths = [journal("gpu", [(case_id(b), Status.PASS)], name=f"gpu-{b}", backends=(b,))
+             for b in ("numba", "cutlass", "rustfatbin")]
+    [lane] = report(paths)["lanes"]
+    assert lane["backends"] == ["numba", "cutlass", "rustfatbin"]
+    assert lane["journals"] == [Source.of(p).name for p in paths]
 
 
 def test_backend_names_come_from_the_data(journal: Callable[..., Path]) -> None:
