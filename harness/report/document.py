@@ -217,30 +217,59 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _provenance(env: dict[str, Any]) -> dict[str, str]:
+    """Source commit, uncommitted changes and wheel manifest as the report shows them: a run from wheels was
+    built from its manifest's commit (``git`` in the run's directory may name another repository); only a
+    run that recorded no manifest ran from a source tree."""
+    manifest = env.get("wheel_manifest")
+    if isinstance(manifest, dict):
+        wheels = _wheels(manifest)
+        return {"commit": f"{_text(manifest.get('source_commit'))} (from the wheel manifest)",
+                "dirty": _text(manifest.get("dirty")),
+                "wheel_manifest": f"{_count(len(wheels), 'wheels')}, listed below"}
+    commit = env.get("commit")
+    return {"commit": f"source tree {commit}" if commit else NOT_RECORDED, "dirty": _text(env.get("dirty")),
+            "wheel_manifest": NOT_RECORDED}
+
+
 def environment(lanes: Sequence[Lane]) -> list[dict[str, Any]]:
-    """The fingerprint, one entry per set of lanes that ran in the same environment."""
+    """The fingerprint, one entry per set of lanes that ran in the same environment, with its wheels."""
     groups: dict[str, list[Lane]] = {}
     for lane in lanes:
         groups.setdefault(json.dumps(lane.session.env, sort_keys=True, default=str), []).append(lane)
     out = []
     for members in groups.values():
         env = members[0].session.env
+        shown = {k: _text(env.get(k)) for k, _ in FINGERPRINT} | _provenance(env)
         known = dict(FINGERPRINT)
-        fields = [{"key": k, "label": label, "value": _text(env.get(k))} for k, label in FINGERPRINT]
+        fields = [{"key": k, "label": label, "value": shown[k]} for k, label in FINGERPRINT]
         fields += [{"key": k, "label": k, "value": _text(v)} for k, v in env.items() if k not in known]
-        out.append({"lanes": [lane.name for lane in members], "fields": fields})
+        manifest = env.get("wheel_manifest")
+        out.append({"lanes": [lane.name for lane in members], "fields": fields,
+                    "wheels": _wheels(manifest) if isinstance(manifest, dict) else []})
     return out
 
 
-def _flatten(value: Any, prefix: str = "") -> list[list[str]]:
-    if isinstance(value, dict) and value:
-        return [row for k, v in value.items() for row in _flatten(v, f"{prefix}.{k}" if prefix else str(k))]
-    if isinstance(value, list) and value:
-        return [row for i, v in enumerate(value) for row in _flatten(v, f"{prefix}[{i}]")]
-    return [[prefix or "(top level)", _text(value)]]
+def _wheels(manifest: dict[str, Any]) -> list[dict[str, str]]:
+    """One row per wheel of a wheel manifest (``wheels.manifest``): name, version, sha256 prefix, its native
+    artifacts with their capabilities, and the tools that built it; a field the manifest lacks is shown so."""
+    entries = manifest.get("wheels")
+    rows = []
+    for wheel in entries if isinstance(entries, list) else []:
+        wheel = wheel if isinstance(wheel, dict) else {}
+        native = [n for n in wheel.get("native") or () if isinstance(n, dict)]
+        tools = [wheel.get("build_backend"), *(f"{k}: {v}" for n in native for k, v in (n.get("tools") or {}).items())]
+        rows.append({"name": _text(wheel.get("name")), "version": _text(wheel.get("version")),
+                     "sha256": str(wheel.get("sha256") or NOT_RECORDED)[:12],
+                     "native": ", ".join(str(n.get("artifact")) for n in native) or "none",
+                     "capabilities": ", ".join(dict.fromkeys(str(c) for n in native
+                                                             for c in n.get("capabilities") or ())),
+                     "toolchain": "; ".join(str(t) for t in tools if t) or NOT_RECORDED})
+    return rows
 
 
 def manifest_section(source: Source | None) -> dict[str, Any] | None:
+    """The wheel manifest given: what it was built from, and one row per wheel."""
     if source is None:
         return None
     text = read_text(source.path, ReportError, f"{source.name} (the wheel manifest)")
@@ -248,7 +277,10 @@ def manifest_section(source: Source | None) -> dict[str, Any] | None:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportError(f"{source.name}: the wheel manifest is not JSON: {exc}") from None
-    return {"name": source.name, "entries": _flatten(data)}
+    if not isinstance(data, dict):
+        raise ReportError(f"{source.name}: the wheel manifest is not a JSON object (python -m wheels.build writes one)")
+    return {"name": source.name, "source_commit": _text(data.get("source_commit")), "dirty": _text(data.get("dirty")),
+            "toolchain": _text(data.get("toolchain")), "wheels": _wheels(data)}
 
 
 def expectations_section(source: Source | None, ledger: Ledger) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import pytest
 from harness.report.document import Inputs, Source, build
 from harness.report.render import heat, md_text, render_html, render_json, render_markdown
 from tests.report.dom import Elements
-from tests.report.journals import SCRIPT
+from tests.report.journals import MANIFEST, SCRIPT
 
 WHEN = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
 
@@ -90,3 +90,14 @@ def test_markdown_and_html_show_the_summary_and_the_pass_rate_table(doc: dict[st
 
 def test_json_round_trips(doc: dict[str, Any]) -> None:
     assert json.loads(render_json(doc)) == doc
+
+
+def test_the_wheel_manifest_renders_one_table_row_per_wheel(qualification: list[Path], tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(MANIFEST))
+    doc = build(Inputs([Source.of(p) for p in qualification], manifest=Source.of(path)), WHEN)
+    lines = render_markdown(doc).splitlines()
+    assert "| coop-numba | 0.1.0 | b8b8b92cdc34 | none |  | setuptools (80.9.0) |" in lines
+    assert any(line.startswith("| coop-rustfatbin | 0.1.0 | b0658c68345e | coop\\_rustfatbin/data/") for line in lines)
+    rows = [a for tag, a in Elements(render_html(doc)).tags if tag == "tr" and "data-wheel" in a]
+    assert [a["data-wheel"] for a in rows] == ["coop-numba", "coop-rustfatbin"]
