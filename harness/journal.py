@@ -112,7 +112,7 @@ class ResourceRecord:
     opcode pattern the contract forbids that kernel, how many instructions match it (0: none found)."""
 
     TYPE: ClassVar[str] = "resources"
-    kernel: str  # the kernel id: the id of the compile check
+    id: str  # the kernel id: the id of the compile check
     lane: str
     sha256: str  # of the cubin, as the compile check's artifact
     figures: dict[str, int]

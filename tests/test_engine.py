@@ -138,7 +138,7 @@ def test_the_host_lane_journals_each_kernels_resource_figures(small_contracts: P
     emitted: list[Record] = []
     _engine("host", ModelAdapter(), emitted).run_group(spec, cases)
     [measured] = [r for r in emitted if isinstance(r, ResourceRecord)]
-    assert measured.kernel == cases[0].kernel_id and measured.lane == "host" and measured.sha256 == "ab" * 32
+    assert measured.id == cases[0].kernel_id and measured.lane == "host" and measured.sha256 == "ab" * 32
     assert measured.figures == {"registers": 18, "shared_bytes": 0, "barriers": 0, "local_bytes": 0,
                                 "stack_bytes": 8}
     assert measured.forbidden["CALL"] == 1 and measured.forbidden["LDL"] == 0

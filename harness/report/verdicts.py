@@ -164,7 +164,7 @@ def _read(path: Path, name: str) -> _Read:
         elif isinstance(record, GroupRecord):
             announced.update(dict.fromkeys(record.cases, record))
         elif isinstance(record, ResourceRecord):
-            resources[record.kernel] = record
+            resources[record.id] = record
     for case_id in cases.keys() | announced.keys():
         try:
             describe(case_id)
