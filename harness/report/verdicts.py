@@ -81,16 +81,20 @@ class Described:
     contract: str
     backend: str
     kind: CheckKind
+    kernel: str  # the id of its kernel point (the id without its runtime axes; an id without kernel axes: itself)
+    params: tuple[tuple[str, str], ...]
 
 
 @lru_cache(maxsize=1 << 21)
 def describe(case_id: str) -> Described:
-    """Contract, backend and kind of check of an id: a rejection (``reject=``), a compile/resource check
-    (kernel axes only) or a run check. Cached: a report asks about each id once per lane and category."""
+    """Contract, backend, kind of check, kernel point and parameters of an id: a rejection (``reject=``), a
+    compile/resource check (kernel axes only) or a run check. Cached: a report asks about each id many times."""
     contract, backend, params = caseid.parse(case_id)
     keys = {key for key, _ in params}
     kind: CheckKind = "reject" if "reject" in keys else "compile" if keys <= set(KERNEL_AXES) else "run"
-    return Described(contract, backend, kind)
+    kernel = [(k, v) for k, v in params if k in KERNEL_AXES]
+    return Described(contract, backend, kind, caseid.render(contract, backend, list(kernel)) if kernel else case_id,
+                     tuple(params))
 
 
 def rank(record: Verdict) -> tuple[int, bool]:
