@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.contracts import load_contract
 from harness.coverage import EVIDENCE, Cell, Evidence, load_coverage
 from harness.datafile import read_text
 from harness.expectations import Ledger, Verdict, load_expectations
+from harness.report import checked
 from harness.report.characters import carried_tree
 from harness.report.errors import ReportError
 from harness.report.verdicts import SEVERITY, Lane, describe, load_lanes, rank
@@ -64,13 +66,15 @@ class Source:
 
 @dataclass(frozen=True)
 class Inputs:
-    """What a report is made from: journals (required), the expectations file, the wheel manifest and the
-    coverage manifest (without one, nothing says what qualifying takes: the report does not qualify)."""
+    """What a report is made from: journals (required), the expectations file, the wheel manifest, the
+    coverage manifest (without one, nothing says what qualifying takes: the report does not qualify) and the
+    contract files (without them, no rule is counted as checked)."""
 
     journals: Sequence[Source]
     expectations: Source | None = None
     manifest: Source | None = None
     coverage: Source | None = None
+    contracts: Sequence[Source] = ()
 
     def optional(self) -> dict[str, Source]:
         """The optional inputs given, by key (the keys of ``Inputs`` and of the report's ``inputs``)."""
@@ -455,10 +459,13 @@ def build(inputs: Inputs, generated: dt.datetime, loaded: Loaded | None = None) 
         "environment": environment(lanes),
         "expectations": expectations,
         "manifest": manifest_section(inputs.manifest),
+        "checked": checked.section(lanes, [load_contract(s.path) for s in inputs.contracts],
+                                   [s.path for s in inputs.contracts]),
         "non_pass": [row for lane in lanes for row in _non_pass(lane)],
         "inputs": {
             "journals": [{"name": s.name, "sha256": sha256_file(s.path)} for s in inputs.journals],
             **{key: {"name": s.name, "sha256": sha256_file(s.path)} for key, s in inputs.optional().items()},
+            "contracts": [{"name": s.name, "sha256": sha256_file(s.path)} for s in inputs.contracts],
         },
     })
     if replaced:

@@ -69,8 +69,29 @@ def _groups(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return groups
 
 
+def _grid_rows(entry: dict[str, Any], legend: dict[str, str]) -> list[dict[str, Any]]:
+    """The coverage grid of one contract x backend as rows of (algorithm, block), a cell per dtype (None where
+    nothing ran): the lanes' letters (a failing lane's marked ``!``), its pass rate and verdict."""
+    dtypes = entry["grid"]["dtypes"]
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for cell in entry["grid"]["cells"]:
+        row = rows.setdefault((cell["alg"], cell["block"]), {"alg": cell["alg"], "block": cell["block"],
+                                                              "cells": dict.fromkeys(dtypes)})
+        lanes = cell["lanes"]
+        passed, total = (sum(n[k] for n in lanes.values()) for k in ("passed", "total"))
+        row["cells"][cell["dtype"]] = {
+            "text": " ".join(legend[lane] + ("" if n["passed"] == n["total"] else "!") for lane, n in lanes.items()),
+            "lanes": " ".join(lanes), "rate": passed / total, "verdict": "pass" if passed == total else "fail",
+            "title": ", ".join(f"{lane} {n['passed']}/{n['total']}" for lane, n in lanes.items()),
+        }
+    return [{**row, "cells": [row["cells"][d] for d in dtypes]} for row in rows.values()]
+
+
 def _view(doc: dict[str, Any]) -> dict[str, Any]:
-    return {**doc, "status_columns": _status_columns(doc), "groups": _groups(doc), "heat": heat, "note": note}
+    legend = doc["checked"]["grids"]["legend"]
+    grids = {(e["contract"], e["backend"]): _grid_rows(e, legend) for e in doc["checked"]["entries"]}
+    return {**doc, "status_columns": _status_columns(doc), "groups": _groups(doc), "heat": heat, "note": note,
+            "grid_rows": grids}
 
 
 def _environment(finalize: Callable[[Any], Any] | None, autoescape: bool) -> jinja2.Environment:

@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from harness import caseid
-from harness.journal import CaseRecord, ControlRecord, EndRecord, GroupRecord, JournalWriter, SessionRecord
+from harness.journal import (
+    CaseRecord,
+    ControlRecord,
+    EndRecord,
+    GroupRecord,
+    JournalWriter,
+    ResourceRecord,
+    SessionRecord,
+)
 from harness.statuses import Status
 
 KERNEL = [("dtype", "int32"), ("block", "32"), ("ipt", "4"), ("alg", "striped")]
@@ -27,7 +35,7 @@ MANIFEST = {"schema": 1, "source_commit": "d0e1f2a3b4c5d6e7", "dirty": False,
                                     "capabilities": ["sm_80", "sm_90"],
                                     "tools": {"rustc": "rustc 1.96.0", "ptxas": "V13.0.88"}}]}]}
 #: A journal line to write: a record, or (case id, status[, detail]) for a case record of the lane.
-Entry = CaseRecord | ControlRecord | tuple[str, Status] | tuple[str, Status, str]
+Entry = CaseRecord | ControlRecord | ResourceRecord | tuple[str, Status] | tuple[str, Status, str]
 
 
 def case_id(backend: str, kind: str = "run", contract: str = "block.load", dtype: str = "int32",
@@ -45,9 +53,10 @@ def wheel_id(backend: str) -> str:
 
 def write_journal(path: Path, lane: str, verdicts: Iterable[Entry], *, ended: bool = True,
                   groups: Iterable[tuple[str, list[str]]] = (), env: dict[str, Any] | None = None,
-                  backends: tuple[str, ...] = ("numba", "cutlass", "rustfatbin")) -> Path:
+                  backends: tuple[str, ...] = ("numba", "cutlass", "rustfatbin"), contracts_sha256: str = "") -> Path:
     with JournalWriter(path) as writer:
-        writer.write(SessionRecord(lane, "pr", 7, backends, ENV if env is None else env, time=1.0))
+        writer.write(SessionRecord(lane, "pr", 7, backends, ENV if env is None else env, time=1.0,
+                                   contracts_sha256=contracts_sha256))
         for kernel, ids in groups:
             writer.write(GroupRecord(kernel, tuple(ids), pid=1))
         for verdict in verdicts:
