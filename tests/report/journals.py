@@ -65,3 +65,29 @@ def write_journal(path: Path, lane: str, verdicts: Iterable[Entry], *, ended: bo
         if ended:
             writer.write(EndRecord({}, time=2.0))
     return path
+
+
+#: The shipped Load contract, and the kernel point of the reviewer's question (a 3-D block, uint8).
+CONTRACT = Path(__file__).resolve().parents[2] / "contracts" / "block_load.toml"
+QUESTION = {"alg": "warp_transpose", "block": "8x4x2", "dtype": "uint8"}
+
+
+def kernel(alg: str = "direct", block: str = "32", dtype: str = "int32") -> list[tuple[str, caseid.Value]]:
+    return [("dtype", dtype), ("block", block), ("ipt", "4"), ("alg", alg)]
+
+
+def run_id(offset: str = "zero", **axes: str) -> str:
+    """A numba Load run check of the kernel point ``axes`` (see :func:`kernel`)."""
+    return caseid.render("block.load", "numba", [*kernel(**axes), ("valid", "full"), ("oob", "none"),
+                                                 ("offset", offset)])
+
+
+def compile_id(**axes: str) -> str:
+    return caseid.render("block.load", "numba", kernel(**axes))
+
+
+def measured(lane: str, shared: int, forbidden: dict[str, int], **axes: str) -> ResourceRecord:
+    """What a host lane records of one kernel: shared memory and a barrier when ``shared``, else none."""
+    figures = {"registers": 20, "shared_bytes": shared, "barriers": 1 if shared else 0, "local_bytes": 0,
+               "stack_bytes": 0}
+    return ResourceRecord(compile_id(**axes), lane, "ab" * 32, figures, forbidden)

@@ -8,55 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from harness import caseid
-from harness.journal import ControlRecord, ResourceRecord
 from harness.report.document import Inputs, Source, build
 from harness.report.render import md_text, render_html, render_markdown
 from harness.statuses import Status
 from tests.report.dom import Elements
+from tests.report.journals import CONTRACT, QUESTION, compile_id, measured
 
 WHEN = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
-CONTRACT = Path(__file__).resolve().parents[2] / "contracts" / "block_load.toml"
-QUESTION = {"alg": "warp_transpose", "block": "8x4x2", "dtype": "uint8"}
-
-
-def kernel(alg: str = "direct", block: str = "32", dtype: str = "int32") -> list[tuple[str, caseid.Value]]:
-    return [("dtype", dtype), ("block", block), ("ipt", "4"), ("alg", alg)]
-
-
-def run_id(offset: str = "zero", **axes: str) -> str:
-    return caseid.render("block.load", "numba", [*kernel(**axes), ("valid", "full"), ("oob", "none"),
-                                                 ("offset", offset)])
-
-
-def compile_id(**axes: str) -> str:
-    return caseid.render("block.load", "numba", kernel(**axes))
-
-
-def measured(lane: str, shared: int, forbidden: dict[str, int], **axes: str) -> ResourceRecord:
-    figures = {"registers": 20, "shared_bytes": shared, "barriers": 1 if shared else 0, "local_bytes": 0,
-               "stack_bytes": 0}
-    return ResourceRecord(compile_id(**axes), lane, "ab" * 32, figures, forbidden)
-
-
-@pytest.fixture
-def lanes(journal: Callable[..., Path]) -> list[Path]:
-    """Host: two kernels measured (one transpose with shared memory) and a rejection; gpu: four run cases, one vectorize
-    misaligned; racecheck: the warp_transpose 8x4x2 uint8 case with its control seen."""
-    clean = {"CALL": 0, "LDL": 0, "STL": 0}
-    host = [(compile_id(), Status.PASS), (compile_id(alg="warp_transpose", block="8x4x2", dtype="uint8"), Status.PASS),
-            (caseid.render("block.load", "numba", [*kernel(), ("reject", "warp-partial")]), Status.PASS),
-            measured("host", 0, {"BAR": 0, **clean}), measured("host", 256, clean, **QUESTION)]
-    gpu = [(run_id(), Status.PASS), (run_id(alg="vectorize", offset="misaligned"), Status.PASS),
-           (run_id(alg="vectorize", offset="zero"), Status.FAIL), (run_id(**QUESTION), Status.PASS)]
-    race = [(run_id(**QUESTION), Status.PASS),
-            ControlRecord("control/racecheck/shared-race", "gpu-racecheck", True, 1)]
-    return [journal("host", host, backends=("numba",)), journal("gpu", gpu, backends=("numba",)),
-            journal("gpu-racecheck", race, backends=("numba",))]
-
-
 def checked(paths: list[Path], contracts: tuple[Path, ...] = (CONTRACT,)) -> dict[str, Any]:
     return build(Inputs([Source.of(p) for p in paths], contracts=[Source.of(c) for c in contracts]), WHEN)
 
@@ -66,8 +24,8 @@ def entry(doc: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def test_each_rule_counts_the_passing_cases_its_when_speaks_of(lanes: list[Path]) -> None:
-    rules = {r["name"]: r for r in entry(checked(lanes))["rules"]}
+def test_each_rule_counts_the_passing_cases_its_when_speaks_of(checked_lanes: list[Path]) -> None:
+    rules = {r["name"]: r for r in entry(checked(checked_lanes))["rules"]}
     assert rules["vectorize-fallback"]["when"] == "alg=vectorize; offset=misaligned"
     assert rules["vectorize-fallback"]["passed"] == {"gpu": 1}  # the aligned vectorize case failed
     assert rules["rank-order"]["passed"] == {"gpu": 1, "gpu-racecheck": 1}  # 8x4x2 only: a multi-D block
@@ -76,16 +34,16 @@ def test_each_rule_counts_the_passing_cases_its_when_speaks_of(lanes: list[Path]
     assert rules["static-parameters"]["passed"] == {"host": 1}  # the rejection
 
 
-def test_axis_values_covered_and_not(lanes: list[Path]) -> None:
-    axes = {a["axis"]: a for a in entry(checked(lanes))["axes"]}
+def test_axis_values_covered_and_not(checked_lanes: list[Path]) -> None:
+    axes = {a["axis"]: a for a in entry(checked(checked_lanes))["axes"]}
     assert axes["alg"]["covered"] == ["direct", "vectorize", "warp_transpose"]
     assert axes["alg"]["not_covered"] == ["striped", "transpose"]
     assert axes["dtype"]["covered"] == ["uint8", "int32"]  # in the contract's order
     assert "reject" not in axes  # a rejection's parameters are no axis of the contract
 
 
-def test_resource_figures_are_the_journals_per_algorithm(lanes: list[Path]) -> None:
-    figures = {r["alg"]: r for r in entry(checked(lanes))["resources"]}
+def test_resource_figures_are_the_journals_per_algorithm(checked_lanes: list[Path]) -> None:
+    figures = {r["alg"]: r for r in entry(checked(checked_lanes))["resources"]}
     assert figures["warp_transpose"]["kernels"] == 1
     assert (figures["warp_transpose"]["shared_bytes"], figures["direct"]["shared_bytes"]) == ("256", "0")
     assert figures["direct"]["forbidden"] == "none found (BAR, CALL, LDL, STL)"
@@ -97,26 +55,26 @@ def test_forbidden_sass_found_is_named(journal: Callable[..., Path]) -> None:
     assert row["forbidden"] == "found: CALL in 1 of 1 kernels"
 
 
-def test_sanitizer_lanes_say_what_ran_and_whether_their_control_was_seen(lanes: list[Path]) -> None:
-    tools = {s["tool"]: s for s in entry(checked(lanes))["sanitizers"]}
+def test_sanitizer_lanes_say_what_ran_and_whether_their_control_was_seen(checked_lanes: list[Path]) -> None:
+    tools = {s["tool"]: s for s in entry(checked(checked_lanes))["sanitizers"]}
     assert (tools["racecheck"]["passed"], tools["racecheck"]["control"]) == (1, "seen")
     assert tools["memcheck"]["control"] == "did not run"
 
 
-def test_without_contracts_rules_are_not_counted_and_the_report_says_so(lanes: list[Path]) -> None:
-    doc = checked(lanes, contracts=())
+def test_without_contracts_rules_are_not_counted_and_the_report_says_so(checked_lanes: list[Path]) -> None:
+    doc = checked(checked_lanes, contracts=())
     assert entry(doc)["rules"] == [] and doc["checked"]["contracts"] == "No contract files given"
 
 
 def test_the_contracts_rules_are_counted_from_are_checked_against_the_runs(journal: Callable[..., Path],
-                                                                           lanes: list[Path]) -> None:
-    assert "host, gpu, gpu-racecheck recorded no contracts digest" in checked(lanes)["checked"]["contracts"]
+                                                                           checked_lanes: list[Path]) -> None:
+    assert "host, gpu, gpu-racecheck recorded no contracts digest" in checked(checked_lanes)["checked"]["contracts"]
     other = journal("host", [(compile_id(), Status.PASS)], name="other", contracts_sha256="0" * 64)
     assert "differ from the contracts lane host ran" in checked([other])["checked"]["contracts"]
 
 
-def test_the_reviewer_question_is_answered_by_json_markdown_and_html(lanes: list[Path]) -> None:
-    doc = checked(lanes)
+def test_the_reviewer_question_is_answered_by_json_markdown_and_html(checked_lanes: list[Path]) -> None:
+    doc = checked(checked_lanes)
     grid = doc["checked"]["grids"]
     [cell] = [c for c in entry(doc)["grid"]["cells"] if {k: c[k] for k in QUESTION} == QUESTION]
     assert cell["lanes"]["gpu-racecheck"] == {"passed": 1, "total": 1}
