@@ -19,7 +19,7 @@ import coop
 
 from harness.cases import Case
 from harness.errors import HarnessError
-from harness.journal import CaseRecord, LaunchRecord, Record
+from harness.journal import CaseRecord, LaunchRecord, Record, ResourceRecord
 from harness.lanes import LANES, is_run_case, lane_kind
 from harness.oracles import block_load_store as oracle
 from harness.statuses import Status
@@ -53,7 +53,7 @@ class Engine:
     max_blocks: int = 4096
     _compiled: dict[Hashable, Any] = field(default_factory=dict)
     _compile_errors: dict[Hashable, str] = field(default_factory=dict)
-    _inspected: dict[Hashable, tuple[str | None, list[str]]] = field(default_factory=dict)
+    _inspected: dict[Hashable, tuple[str, list[str], dict[str, int], dict[str, int]]] = field(default_factory=dict)
     launches: int = 0  # launches so far: the sequence number of the launch ledger
     #: Seconds spent per phase (see :meth:`timed`), for the run summary and the journal's end record.
     phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -151,7 +151,7 @@ class Engine:
     def _inspect(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         """Host lane: compile for ``arch`` and check the contract's resource rules on the SASS."""
         try:
-            from harness.inspect import inspect_artifacts, resource_violations
+            from harness.inspect import forbidden_hits, inspect_artifacts, resource_violations
         except ImportError as exc:
             raise HarnessError(f"the host lane inspects artifacts with the harness's 'inspect' extra "
                                f"(pip install 'coop-harness[inspect]'): {exc}") from None
@@ -166,9 +166,11 @@ class Engine:
         if key not in self._inspected:
             with self.timed("inspect"):
                 report = inspect_artifacts(artifacts)
-            self._inspected[key] = (report.sha256, resource_violations(report, spec.algorithm,
-                                                                          list(cases[0].contract.resources)))
-        sha, violations = self._inspected[key]
+            rules = list(cases[0].contract.resources)
+            self._inspected[key] = (report.sha256, resource_violations(report, spec.algorithm, rules),
+                                    report.figures, forbidden_hits(report, spec.algorithm, rules))
+        sha, violations, figures, forbidden = self._inspected[key]
+        self.emit(ResourceRecord(cases[0].kernel_id, self.lane, sha, figures, forbidden))
         if violations:
             return [self._record(c, Status.FAIL, "; ".join(violations), ("resources",), sha) for c in cases]
         return [self._record(c, Status.PASS, "", (), sha) for c in cases]

@@ -106,6 +106,20 @@ class ControlRecord:
 
 
 @dataclass(frozen=True)
+class ResourceRecord:
+    """What the host lane measured in one kernel's final cubin, so a report can show the figures its compile
+    check judged: shared bytes (static + dynamic), registers, barriers, local and stack bytes, and for each
+    opcode pattern the contract forbids that kernel, how many instructions match it (0: none found)."""
+
+    TYPE: ClassVar[str] = "resources"
+    id: str  # the kernel id: the id of the compile check
+    lane: str
+    sha256: str  # of the cubin, as the compile check's artifact
+    figures: dict[str, int]
+    forbidden: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class EndRecord:
     """A run that ended normally (its absence means the run was cut short)."""
 
@@ -117,9 +131,9 @@ class EndRecord:
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
-Record = SessionRecord | GroupRecord | LaunchRecord | CaseRecord | ControlRecord | EndRecord
+Record = SessionRecord | GroupRecord | LaunchRecord | CaseRecord | ControlRecord | ResourceRecord | EndRecord
 _TYPES: dict[str, type[Any]] = {t.TYPE: t for t in (SessionRecord, GroupRecord, LaunchRecord, CaseRecord,
-                                                      ControlRecord, EndRecord)}
+                                                      ControlRecord, ResourceRecord, EndRecord)}
 #: How a case line of an older schema-1 journal, which recorded waived statuses, is read: the backend's
 #: own verdict of an UnexpectedPass was a Pass; that of an ExpectedFail was not kept, so it is read as a
 #: Fail (only a live expectation of a Fail waives it again). Its ``waiver`` field is ignored.

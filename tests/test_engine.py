@@ -4,6 +4,7 @@ naming the group and record nothing; an output off the ABI is a Fail of every ca
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import coop
@@ -15,7 +16,7 @@ from harness.cli import main
 from harness.contracts import load_contracts
 from harness.engine import Engine
 from harness.errors import HarnessError
-from harness.journal import CaseRecord, Record, final_cases, read_journal
+from harness.journal import CaseRecord, Record, ResourceRecord, final_cases, read_journal
 from harness.lanes import lane_cases
 from harness.oracles import block_load_store as oracle
 from harness.statuses import Status
@@ -120,3 +121,24 @@ def test_a_position_dependent_bug_is_charged_to_other_cases_under_another_seed(s
         failing.append({r.id for r in engine.run_group(spec, cases) if r.status is Status.FAIL})
     assert all(len(ids) == 1 for ids in failing)
     assert len(set().union(*failing)) > 1, "block 0 ran the same case under every seed"
+
+
+def test_the_host_lane_journals_each_kernels_resource_figures(small_contracts: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report can only show figures a journal holds: every compile group records what its cubin measured."""
+    import harness.inspect
+    from harness.inspect import Instruction, KernelReport
+
+    call = Instruction(0x30, "CALL.REL.NOINC", "CALL.REL.NOINC 0x40")
+    report = KernelReport("k", "sm_90", "ab" * 32, registers=18, shared_static_bytes=0, shared_dynamic_bytes=0,
+                          shared_reserved_bytes=16, local_bytes=0, stack_bytes=8, barriers=0, sass="",
+                          instructions=(call,), opcodes=Counter([call.mnemonic]))
+    monkeypatch.setattr(harness.inspect, "inspect_artifacts", lambda artifacts: report)
+    spec, cases = _group(small_contracts, "host")
+    emitted: list[Record] = []
+    _engine("host", ModelAdapter(), emitted).run_group(spec, cases)
+    [measured] = [r for r in emitted if isinstance(r, ResourceRecord)]
+    assert measured.id == cases[0].kernel_id and measured.lane == "host" and measured.sha256 == "ab" * 32
+    assert measured.figures == {"registers": 18, "shared_bytes": 0, "barriers": 0, "local_bytes": 0,
+                                "stack_bytes": 8}
+    assert measured.forbidden["CALL"] == 1 and measured.forbidden["LDL"] == 0

@@ -9,9 +9,10 @@ reads the cubin (for a fatbin, the entry the base package extracted) with pyelft
 
 from harness.inspect.errors import InspectError
 from harness.inspect.report import KernelReport, inspect_artifacts
-from harness.inspect.rules import RULE_KEYS, resource_violations
+from harness.inspect.rules import RULE_KEYS, forbidden_hits, resource_violations
 from harness.inspect.sass import Instruction
 
 __all__ = [
-    "RULE_KEYS", "InspectError", "Instruction", "KernelReport", "inspect_artifacts", "resource_violations",
+    "RULE_KEYS", "InspectError", "Instruction", "KernelReport", "forbidden_hits", "inspect_artifacts",
+    "resource_violations",
 ]

@@ -43,6 +43,12 @@ class KernelReport:
         """Static plus dynamic shared memory: what the kernel itself asks for."""
         return self.shared_static_bytes + self.shared_dynamic_bytes
 
+    @property
+    def figures(self) -> dict[str, int]:
+        """The figures the resource rules state, by rule key (what the host lane journals)."""
+        return {"registers": self.registers, "shared_bytes": self.shared_bytes, "barriers": self.barriers,
+                "local_bytes": self.local_bytes, "stack_bytes": self.stack_bytes}
+
     def find(self, pattern: str) -> list[Instruction]:
         """Instructions whose mnemonic matches the opcode ``pattern``, in program order."""
         check_pattern(pattern)

@@ -37,13 +37,20 @@ def resource_violations(
     A malformed table (unknown key, bad value, unknown algorithm) raises :class:`ContractError`
     naming the entry, whether or not the entry applies to ``algorithm``.
     """
+    return [message for rule in _applying(algorithm, rules) for message in _violations(report, rule)]
+
+
+def forbidden_hits(report: KernelReport, algorithm: str, rules: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Each ``forbid_sass`` pattern applying to ``algorithm`` -> how many instructions match it: a report says
+    which forbidden opcodes were looked for, not only that none broke a rule."""
+    return {p: len(report.find(p)) for rule in _applying(algorithm, rules) for p in rule.get("forbid_sass", ())}
+
+
+def _applying(algorithm: str, rules: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rules that apply to ``algorithm``, once every rule was checked."""
     for index, rule in enumerate(rules):
         _check_rule(index, rule)
-    found: list[str] = []
-    for rule in rules:
-        if "*" in rule["algorithms"] or algorithm in rule["algorithms"]:
-            found += _violations(report, rule)
-    return found
+    return [rule for rule in rules if "*" in rule["algorithms"] or algorithm in rule["algorithms"]]
 
 
 def _violations(report: KernelReport, rule: Mapping[str, Any]) -> list[str]:

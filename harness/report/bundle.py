@@ -51,7 +51,7 @@ MAX_MEMBERS = 10_000
 
 
 def write_bundle(dest: Path, journals: Sequence[Path], expectations: Path | None = None,
-                 manifest: Path | None = None, coverage: Path | None = None,
+                 manifest: Path | None = None, coverage: Path | None = None, contracts: Sequence[Path] = (),
                  generated: dt.datetime | None = None) -> dict[str, Any]:
     """Write the bundle to ``dest``: a new or empty folder, or a file named ``*.tar.gz`` (replaced whole
     once the new one is complete); returns the report document."""
@@ -62,20 +62,22 @@ def write_bundle(dest: Path, journals: Sequence[Path], expectations: Path | None
     files = {EXPECTATIONS: expectations, MANIFEST: manifest, COVERAGE: coverage}
     if not tar_file:
         with swapped_in(dest) as root:
-            return _fill(root, journals, files, generated)
+            return _fill(root, journals, contracts, files, generated)
     with beside(dest) as tmp:
         root = tmp / dest.name.removesuffix(TAR_SUFFIX)
-        doc = _fill(root, journals, files, generated)
+        doc = _fill(root, journals, contracts, files, generated)
         with tarfile.open(tmp / dest.name, "w:gz") as tar:
             tar.add(root, arcname=root.name)
         os.replace(tmp / dest.name, dest)
     return doc
 
 
-def _fill(root: Path, journals: Sequence[Path], files: dict[str, Path | None],
+def _fill(root: Path, journals: Sequence[Path], contracts: Sequence[Path], files: dict[str, Path | None],
           generated: dt.datetime | None) -> dict[str, Any]:
     """Copy the inputs in (``files``: bundle name -> the file, if given), write the report and the index."""
     (root / "journals").mkdir(parents=True, exist_ok=True)
+    if contracts:
+        (root / "contracts").mkdir()
 
     def copy(src: Path, rel: str) -> Source:
         try:
@@ -88,6 +90,7 @@ def _fill(root: Path, journals: Sequence[Path], files: dict[str, Path | None],
     inputs = Inputs(
         journals=[copy(p, f"journals/{i}-{p.name}") for i, p in enumerate(journals, 1)],
         expectations=given.get(EXPECTATIONS), manifest=given.get(MANIFEST), coverage=given.get(COVERAGE),
+        contracts=[copy(p, f"contracts/{p.name}") for p in contracts],
     )
     doc = write_files(inputs, root, generated)
     listed = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
@@ -227,7 +230,8 @@ def _inputs(root: Path, claimed: dict[str, Any]) -> Inputs:
         return Source(root / rel, str(rel))
 
     optional = {key: source(claimed[key]) for key in ("expectations", "manifest", "coverage") if key in claimed}
-    return Inputs([source(e) for e in claimed["journals"]], **optional)
+    return Inputs([source(e) for e in claimed["journals"]], **optional,
+                  contracts=[source(e) for e in claimed.get("contracts", [])])
 
 
 def _differences(mine: Any, theirs: Any, where: str = "") -> Iterator[tuple[str, Any, Any]]:

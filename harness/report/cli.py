@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import contracts_dir
+from harness.contracts import NOT_CONTRACTS, contract_paths, contracts_dir
 from harness.errors import HarnessError
 from harness.expectations import Ledger, load_expectations
 from harness.fingerprint import MANIFEST_ENV
@@ -63,6 +63,16 @@ def _coverage(args: argparse.Namespace) -> Path | None:
     return given if given is not None else _in_contracts("coverage.toml")
 
 
+def _contracts(args: argparse.Namespace) -> list[Path]:
+    """The contract files whose rules the report counts: those of ``--contracts``, else of the contracts folder
+    (none there: no rule is counted, and the report says so)."""
+    given: Path | None = args.contracts
+    if given is not None:
+        return contract_paths(given)
+    folder = contracts_dir()
+    return contract_paths(folder) if any(p.stem not in NOT_CONTRACTS for p in folder.glob("*.toml")) else []
+
+
 def _ledger(args: argparse.Namespace) -> Ledger:
     """The expectations in force, as of today."""
     path = _expectations(args)
@@ -91,7 +101,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     optional = {"expectations": _expectations(args), "manifest": _manifest(args), "coverage": _coverage(args)}
     inputs = Inputs([Source.of(p) for p in journal_paths(args.journals)],
-                    **{key: Source.of(path) for key, path in optional.items() if path is not None})
+                    **{key: Source.of(path) for key, path in optional.items() if path is not None},
+                    contracts=[Source.of(p) for p in _contracts(args)])
     doc = write_report(inputs, args.out)
     _print_summary(doc)
     print(f"report: {args.out}/report.html (also .md, .json, junit.xml)")
@@ -102,7 +113,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     from harness.report import bundle
 
     doc = bundle.write_bundle(args.out, journal_paths(args.journals), _expectations(args), _manifest(args),
-                              _coverage(args))
+                              _coverage(args), _contracts(args))
     _print_summary(doc)
     print(f"bundle: {args.out} (check it with: python -m harness verify {args.out})")
     return 0
@@ -181,6 +192,9 @@ def _inputs_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--coverage", type=Path,
                         help="coverage manifest whose every cell qualifying takes (default: the contracts folder's "
                              "coverage.toml)")
+    parser.add_argument("--contracts", type=Path, metavar="DIR",
+                        help="folder of the contract files whose rules the report counts as checked (default: the "
+                             "contracts folder)")
 
 
 def register(sub: Any) -> None:

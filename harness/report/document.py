@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.contracts import load_contract
 from harness.coverage import EVIDENCE, Cell, Evidence, load_coverage
 from harness.datafile import read_text
 from harness.expectations import Ledger, Verdict, load_expectations
+from harness.report import checked
 from harness.report.characters import carried_tree
 from harness.report.errors import ReportError
 from harness.report.verdicts import SEVERITY, Lane, describe, load_lanes, rank
@@ -64,13 +66,15 @@ class Source:
 
 @dataclass(frozen=True)
 class Inputs:
-    """What a report is made from: journals (required), the expectations file, the wheel manifest and the
-    coverage manifest (without one, nothing says what qualifying takes: the report does not qualify)."""
+    """What a report is made from: journals (required), the expectations file, the wheel manifest, the
+    coverage manifest (without one, nothing says what qualifying takes: the report does not qualify) and the
+    contract files (without them, no rule is counted as checked)."""
 
     journals: Sequence[Source]
     expectations: Source | None = None
     manifest: Source | None = None
     coverage: Source | None = None
+    contracts: Sequence[Source] = ()
 
     def optional(self) -> dict[str, Source]:
         """The optional inputs given, by key (the keys of ``Inputs`` and of the report's ``inputs``)."""
@@ -101,7 +105,7 @@ def backends_of(lanes: Sequence[Lane]) -> list[str]:
     """Backends in the order the sessions name them, then any other a case id names."""
     order: dict[str, None] = {}
     for lane in lanes:
-        order.update(dict.fromkeys(lane.session.backends))
+        order.update(dict.fromkeys(lane.backends))
     for lane in lanes:
         order.update(dict.fromkeys(describe(i).backend for i in lane.cases))
     return list(order)
@@ -117,7 +121,8 @@ def categories(lanes: Sequence[Lane]) -> dict[str, dict[str, Verdict]]:
     """Category -> one verdict per case id (the worst over the category's lanes), in one pass.
 
     Shared-contract checks are the rejections and compile/resource checks of every backend; run
-    checks count per backend in host lanes (simulator) and GPU lanes (plain and sanitizer); each
+    checks count per backend and lane they ran in: GPU lanes (plain and sanitizer) as GPU checks, any
+    other lane under its own name (``numba simulator checks``: no host lane runs kernels); each
     sanitizer lane also counts on its own; the wheels lane holds the fresh-wheel checks.
     """
     found: dict[str, dict[str, Verdict]] = defaultdict(dict)
@@ -129,12 +134,14 @@ def categories(lanes: Sequence[Lane]) -> dict[str, dict[str, Verdict]]:
             elif info.kind != "run":
                 name = SHARED
             else:
-                name = f"{info.backend} {'GPU' if lane.kind == 'gpu' else 'host'} checks"
+                name = f"{info.backend} {'GPU' if lane.kind == 'gpu' else lane.name} checks"
             _keep_worst(found[name], case_id, record)
             if lane.tool is not None:
                 _keep_worst(found[f"checks under {lane.tool}"], case_id, record)
     backends = backends_of(lanes)
-    order = [SHARED, *(f"{b} host checks" for b in backends), *(f"{b} GPU checks" for b in backends),
+    launched = [lane.name for lane in lanes if lane.kind == "host"]
+    order = [SHARED, *(f"{b} {name} checks" for name in launched for b in backends),
+             *(f"{b} GPU checks" for b in backends),
              *(f"checks under {lane.tool}" for lane in lanes if lane.tool is not None), WHEELS]
     return {name: found[name] for name in order if found.get(name)}
 
@@ -154,7 +161,8 @@ def summary_line(lanes: Sequence[Lane], cats: dict[str, dict[str, Verdict]]) -> 
     tool whose lane ran every counted GPU check, and a tool whose lane ran only some says how many.
     """
     gpu_names = [n for n in cats if n.endswith(" GPU checks")]
-    order = [SHARED, *(n for n in cats if n.endswith(" host checks")), WHEELS, *gpu_names]
+    others = [n for n in cats if n not in (SHARED, WHEELS, *gpu_names) and not n.startswith("checks under ")]
+    order = [SHARED, *others, WHEELS, *gpu_names]
     parts = [_count(len(_passed(cats[n])), n) for n in order if n in cats]
     if not parts:
         return "Passed: nothing (no verdict recorded)"
@@ -213,30 +221,59 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _provenance(env: dict[str, Any]) -> dict[str, str]:
+    """Source commit, uncommitted changes and wheel manifest as the report shows them: a run from wheels was
+    built from its manifest's commit (``git`` in the run's directory may name another repository); only a
+    run that recorded no manifest ran from a source tree."""
+    manifest = env.get("wheel_manifest")
+    if isinstance(manifest, dict):
+        wheels = _wheels(manifest)
+        return {"commit": f"{_text(manifest.get('source_commit'))} (from the wheel manifest)",
+                "dirty": _text(manifest.get("dirty")),
+                "wheel_manifest": f"{_count(len(wheels), 'wheels')}, listed below"}
+    commit = env.get("commit")
+    return {"commit": f"source tree {commit}" if commit else NOT_RECORDED, "dirty": _text(env.get("dirty")),
+            "wheel_manifest": NOT_RECORDED}
+
+
 def environment(lanes: Sequence[Lane]) -> list[dict[str, Any]]:
-    """The fingerprint, one entry per set of lanes that ran in the same environment."""
+    """The fingerprint, one entry per set of lanes that ran in the same environment, with its wheels."""
     groups: dict[str, list[Lane]] = {}
     for lane in lanes:
         groups.setdefault(json.dumps(lane.session.env, sort_keys=True, default=str), []).append(lane)
     out = []
     for members in groups.values():
         env = members[0].session.env
+        shown = {k: _text(env.get(k)) for k, _ in FINGERPRINT} | _provenance(env)
         known = dict(FINGERPRINT)
-        fields = [{"key": k, "label": label, "value": _text(env.get(k))} for k, label in FINGERPRINT]
+        fields = [{"key": k, "label": label, "value": shown[k]} for k, label in FINGERPRINT]
         fields += [{"key": k, "label": k, "value": _text(v)} for k, v in env.items() if k not in known]
-        out.append({"lanes": [lane.name for lane in members], "fields": fields})
+        manifest = env.get("wheel_manifest")
+        out.append({"lanes": [lane.name for lane in members], "fields": fields,
+                    "wheels": _wheels(manifest) if isinstance(manifest, dict) else []})
     return out
 
 
-def _flatten(value: Any, prefix: str = "") -> list[list[str]]:
-    if isinstance(value, dict) and value:
-        return [row for k, v in value.items() for row in _flatten(v, f"{prefix}.{k}" if prefix else str(k))]
-    if isinstance(value, list) and value:
-        return [row for i, v in enumerate(value) for row in _flatten(v, f"{prefix}[{i}]")]
-    return [[prefix or "(top level)", _text(value)]]
+def _wheels(manifest: dict[str, Any]) -> list[dict[str, str]]:
+    """One row per wheel of a wheel manifest (``wheels.manifest``): name, version, sha256 prefix, its native
+    artifacts with their capabilities, and the tools that built it; a field the manifest lacks is shown so."""
+    entries = manifest.get("wheels")
+    rows = []
+    for wheel in entries if isinstance(entries, list) else []:
+        wheel = wheel if isinstance(wheel, dict) else {}
+        native = [n for n in wheel.get("native") or () if isinstance(n, dict)]
+        tools = [wheel.get("build_backend"), *(f"{k}: {v}" for n in native for k, v in (n.get("tools") or {}).items())]
+        rows.append({"name": _text(wheel.get("name")), "version": _text(wheel.get("version")),
+                     "sha256": str(wheel.get("sha256") or NOT_RECORDED)[:12],
+                     "native": ", ".join(str(n.get("artifact")) for n in native) or "none",
+                     "capabilities": ", ".join(dict.fromkeys(str(c) for n in native
+                                                             for c in n.get("capabilities") or ())),
+                     "toolchain": "; ".join(str(t) for t in tools if t) or NOT_RECORDED})
+    return rows
 
 
 def manifest_section(source: Source | None) -> dict[str, Any] | None:
+    """The wheel manifest given: what it was built from, and one row per wheel."""
     if source is None:
         return None
     text = read_text(source.path, ReportError, f"{source.name} (the wheel manifest)")
@@ -244,7 +281,10 @@ def manifest_section(source: Source | None) -> dict[str, Any] | None:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportError(f"{source.name}: the wheel manifest is not JSON: {exc}") from None
-    return {"name": source.name, "entries": _flatten(data)}
+    if not isinstance(data, dict):
+        raise ReportError(f"{source.name}: the wheel manifest is not a JSON object (python -m wheels.build writes one)")
+    return {"name": source.name, "source_commit": _text(data.get("source_commit")), "dirty": _text(data.get("dirty")),
+            "toolchain": _text(data.get("toolchain")), "wheels": _wheels(data)}
 
 
 def expectations_section(source: Source | None, ledger: Ledger) -> dict[str, Any]:
@@ -359,7 +399,7 @@ def _control(lane: Lane) -> str | None:
 def _lane_entry(lane: Lane) -> dict[str, Any]:
     return {
         "name": lane.name, "kind": lane.kind, "tool": lane.tool, "journals": list(lane.journals),
-        "profile": lane.session.profile, "seed": lane.session.seed, "backends": list(lane.session.backends),
+        "profile": lane.session.profile, "seed": lane.session.seed, "backends": list(lane.backends),
         "ended": lane.ended, "control": _control(lane),
         "started": dt.datetime.fromtimestamp(lane.session.time, dt.UTC).isoformat(timespec="seconds"),
     }
@@ -419,10 +459,13 @@ def build(inputs: Inputs, generated: dt.datetime, loaded: Loaded | None = None) 
         "environment": environment(lanes),
         "expectations": expectations,
         "manifest": manifest_section(inputs.manifest),
+        "checked": checked.section(lanes, [load_contract(s.path) for s in inputs.contracts],
+                                   [s.path for s in inputs.contracts]),
         "non_pass": [row for lane in lanes for row in _non_pass(lane)],
         "inputs": {
             "journals": [{"name": s.name, "sha256": sha256_file(s.path)} for s in inputs.journals],
             **{key: {"name": s.name, "sha256": sha256_file(s.path)} for key, s in inputs.optional().items()},
+            "contracts": [{"name": s.name, "sha256": sha256_file(s.path)} for s in inputs.contracts],
         },
     })
     if replaced:

@@ -51,7 +51,7 @@ def _replaced(lane: Lane) -> int:
 def junit_suite(lane: Lane) -> TestSuite:
     out = TestSuite(lane.name)
     for key, value in (("profile", lane.session.profile), ("seed", lane.session.seed),
-                       ("backends", ",".join(lane.session.backends)), ("ended", lane.ended)):
+                       ("backends", ",".join(lane.backends)), ("ended", lane.ended)):
         out.add_property(key, carried(str(value))[0])
     replaced = _replaced(lane)
     if replaced:

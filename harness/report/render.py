@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from itertools import groupby
 from typing import Any
@@ -18,13 +19,15 @@ from typing import Any
 import jinja2
 
 from harness.report.characters import note
-from harness.report.verdicts import SEVERITY
+from harness.report.verdicts import SEVERITY, describe
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#])")
 #: How a line opens a block that is not a paragraph (besides what ``_MD_SPECIAL`` escapes): a list item, a
 #: setext underline or thematic break; a value opening with one is escaped, wherever the template puts it.
 _MD_OPENER = re.compile(r"^(?:(\d{1,9})(?=[.)](?:\s|$))|(?=[-+](?:\s|$))|(?==+\s*$)|(?=-+\s*$))")
 _MD_INDENT = re.compile(r"^[ \t]+")  # four spaces or a tab would open a code block
+EXAMPLES = 3  # failing cases a group of them shows; every one is in the JSON
+KERNELS = 12  # kernel points a group of failing cases lists, most cases first
 
 
 def md_text(value: object) -> str:
@@ -47,20 +50,48 @@ def _status_columns(doc: dict[str, Any]) -> list[str]:
 
 
 def _groups(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Non-pass verdicts alike in lane, status, detail, waiver and rules, shown once with their case ids."""
+    """Non-pass verdicts grouped by lane, status, acceptance and rules (one bug fails many cases, each with its
+    own detail), each group with its kernel points (how many cases each, the first ``KERNELS``) and its first
+    ``EXAMPLES`` cases; the report's JSON keeps every case (``non_pass``)."""
     lane_order = {lane["name"]: i for i, lane in enumerate(doc["lanes"])}
     severity = {str(s): rank for s, rank in SEVERITY.items()}
 
     def key(row: dict[str, Any]) -> tuple[Any, ...]:
-        return (lane_order[row["lane"]], -severity[row["status"]], row["detail"], row["accepted"],
-                row["waiver"] or "", row["rules"])
+        return lane_order[row["lane"]], -severity[row["status"]], row["accepted"], row["rules"]
 
-    return [{**members[0], "cases": members} for members in
-            (list(g) for _, g in groupby(sorted(doc["non_pass"], key=lambda r: (*key(r), r["id"])), key=key))]
+    groups = []
+    for _, found in groupby(sorted(doc["non_pass"], key=lambda r: (*key(r), r["id"])), key=key):
+        members = list(found)
+        kernels = Counter(describe(row["id"]).kernel for row in members).most_common()
+        groups.append({**members[0], "cases": len(members), "examples": members[:EXAMPLES],
+                       "more": len(members[EXAMPLES:]), "kernels": kernels[:KERNELS],
+                       "more_kernels": len(kernels[KERNELS:]), "kernel_count": len(kernels)})
+    return groups
+
+
+def _grid_rows(entry: dict[str, Any], legend: dict[str, str]) -> list[dict[str, Any]]:
+    """The coverage grid of one contract x backend as rows of (algorithm, block), a cell per dtype (None where
+    nothing ran): the lanes' letters (a failing lane's marked ``!``), its pass rate and verdict."""
+    dtypes = entry["grid"]["dtypes"]
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for cell in entry["grid"]["cells"]:
+        row = rows.setdefault((cell["alg"], cell["block"]), {"alg": cell["alg"], "block": cell["block"],
+                                                              "cells": dict.fromkeys(dtypes)})
+        lanes = cell["lanes"]
+        passed, total = (sum(n[k] for n in lanes.values()) for k in ("passed", "total"))
+        row["cells"][cell["dtype"]] = {
+            "text": " ".join(legend[lane] + ("" if n["passed"] == n["total"] else "!") for lane, n in lanes.items()),
+            "lanes": " ".join(lanes), "rate": passed / total, "verdict": "pass" if passed == total else "fail",
+            "title": ", ".join(f"{lane} {n['passed']}/{n['total']}" for lane, n in lanes.items()),
+        }
+    return [{**row, "cells": [row["cells"][d] for d in dtypes]} for row in rows.values()]
 
 
 def _view(doc: dict[str, Any]) -> dict[str, Any]:
-    return {**doc, "status_columns": _status_columns(doc), "groups": _groups(doc), "heat": heat, "note": note}
+    legend = doc["checked"]["grids"]["legend"]
+    grids = {(e["contract"], e["backend"]): _grid_rows(e, legend) for e in doc["checked"]["entries"]}
+    return {**doc, "status_columns": _status_columns(doc), "groups": _groups(doc), "heat": heat, "note": note,
+            "grid_rows": grids}
 
 
 def _environment(finalize: Callable[[Any], Any] | None, autoescape: bool) -> jinja2.Environment:

@@ -9,7 +9,7 @@ backends' own verdicts; the expectations given are applied here, to each lane's 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -23,6 +23,7 @@ from harness.journal import (
     ControlRecord,
     EndRecord,
     GroupRecord,
+    ResourceRecord,
     SessionRecord,
     from_json,
     read_journal,
@@ -43,7 +44,8 @@ SEVERITY = {status: rank for rank, status in enumerate((
 @dataclass(frozen=True)
 class Lane:
     """One lane's final verdicts (expectations applied), the session it ran in (the last session record holds
-    the fingerprint), each case's kernel group as a journal announced it, and its positive controls."""
+    the fingerprint), each case's kernel group as a journal announced it, its positive controls, the
+    backends every session of its journals named, and the resource figures its host lane measured."""
 
     name: str
     journals: tuple[str, ...]
@@ -52,6 +54,8 @@ class Lane:
     ended: bool
     groups: dict[str, tuple[str, ...]]  # case id -> every case id of the kernel group that ran it
     controls: tuple[ControlRecord, ...] = ()
+    backends: tuple[str, ...] = ()
+    resources: dict[str, ResourceRecord] = field(default_factory=dict)  # kernel id -> what was measured
 
     @property
     def kind(self) -> LaneKind:
@@ -77,16 +81,20 @@ class Described:
     contract: str
     backend: str
     kind: CheckKind
+    kernel: str  # the id of its kernel point (the id without its runtime axes; an id without kernel axes: itself)
+    params: tuple[tuple[str, str], ...]
 
 
 @lru_cache(maxsize=1 << 21)
 def describe(case_id: str) -> Described:
-    """Contract, backend and kind of check of an id: a rejection (``reject=``), a compile/resource check
-    (kernel axes only) or a run check. Cached: a report asks about each id once per lane and category."""
+    """Contract, backend, kind of check, kernel point and parameters of an id: a rejection (``reject=``), a
+    compile/resource check (kernel axes only) or a run check. Cached: a report asks about each id many times."""
     contract, backend, params = caseid.parse(case_id)
     keys = {key for key, _ in params}
     kind: CheckKind = "reject" if "reject" in keys else "compile" if keys <= set(KERNEL_AXES) else "run"
-    return Described(contract, backend, kind)
+    kernel = [(k, v) for k, v in params if k in KERNEL_AXES]
+    return Described(contract, backend, kind, caseid.render(contract, backend, list(kernel)) if kernel else case_id,
+                     tuple(params))
 
 
 def rank(record: Verdict) -> tuple[int, bool]:
@@ -120,6 +128,8 @@ class _Read:
     ended: bool
     groups: dict[str, tuple[str, ...]]
     controls: list[ControlRecord]
+    backends: dict[str, None]  # every session's, in first-seen order
+    resources: dict[str, ResourceRecord]
 
     def merge(self, later: _Read) -> None:
         self.journals += later.journals
@@ -127,6 +137,8 @@ class _Read:
         self.cases.update(later.cases)
         self.groups.update(later.groups)
         self.controls += later.controls
+        self.backends.update(later.backends)
+        self.resources.update(later.resources)
 
 
 def _read(path: Path, name: str) -> _Read:
@@ -144,8 +156,9 @@ def _read(path: Path, name: str) -> _Read:
     cases: dict[str, CaseRecord] = {}
     announced: dict[str, GroupRecord] = {}
     controls: list[ControlRecord] = []
+    resources: dict[str, ResourceRecord] = {}
     for record in records:
-        if isinstance(record, CaseRecord | ControlRecord) and record.lane != lane:
+        if isinstance(record, CaseRecord | ControlRecord | ResourceRecord) and record.lane != lane:
             raise ReportError(f"{name}: {record.TYPE} {record.id} is recorded for lane {record.lane!r} in a "
                               f"{lane!r} journal")
         if isinstance(record, CaseRecord):
@@ -154,6 +167,8 @@ def _read(path: Path, name: str) -> _Read:
             controls.append(record)
         elif isinstance(record, GroupRecord):
             announced.update(dict.fromkeys(record.cases, record))
+        elif isinstance(record, ResourceRecord):
+            resources[record.id] = record
     for case_id in cases.keys() | announced.keys():
         try:
             describe(case_id)
@@ -168,7 +183,8 @@ def _read(path: Path, name: str) -> _Read:
     last_session = max(i for i, r in enumerate(records) if isinstance(r, SessionRecord))
     ended = any(isinstance(r, EndRecord) for r in records[last_session:])
     groups = {case_id: group.cases for case_id, group in announced.items()}
-    return _Read([name], sessions[-1], cases, ended, groups, controls)
+    backends = dict.fromkeys(b for s in sessions for b in s.backends)
+    return _Read([name], sessions[-1], cases, ended, groups, controls, backends, resources)
 
 
 def load_lanes(paths: Sequence[Path], names: Sequence[str] | None = None, ledger: Ledger | None = None) -> list[Lane]:
@@ -189,5 +205,5 @@ def load_lanes(paths: Sequence[Path], names: Sequence[str] | None = None, ledger
     for name, read in merged.items():
         resolve = ledger.under(read.session.tags).resolve
         lanes.append(Lane(name, tuple(read.journals), read.session, {i: resolve(r) for i, r in read.cases.items()},
-                          read.ended, read.groups, tuple(read.controls)))
+                          read.ended, read.groups, tuple(read.controls), tuple(read.backends), read.resources))
     return lanes

@@ -54,10 +54,12 @@ def test_every_format_shows_what_it_cannot_carry_escaped_and_says_so(report: Pat
 @pytest.mark.parametrize("report", ["# Qualified: yes", "- every case passed", "1. all good", "=====",
                                     "    indented like code"], indirect=True)
 def test_markdown_never_reads_a_detail_as_markup(report: Path) -> None:
-    """A detail opens a paragraph of its own: a heading, list or code marker there is escaped."""
+    """A detail follows its case in one list item: a heading, list or code marker there is escaped."""
     md = (report / "report.md").read_text(encoding="utf-8")
-    paragraph = md.split("(not accepted), 1 case(s)\n\n", 1)[1].split("\n", 1)[0]
-    assert not BLOCK_START.match(paragraph), paragraph
+    item = md.split("First cases:\n\n", 1)[1].split("\n", 1)[0]
+    assert item.startswith(f"- {md_text(case_id('numba'))}: "), item
+    detail = item.removeprefix(f"- {md_text(case_id('numba'))}: ")
+    assert not BLOCK_START.match(detail), detail
 
 
 #: How a CommonMark line opens a block other than a paragraph: an ATX heading, a list item, a setext

@@ -8,8 +8,21 @@ from typing import Any
 
 import pytest
 
+from harness import caseid
+from harness.journal import ControlRecord
 from harness.statuses import Status
-from tests.report.journals import SCRIPT, WAIVER, case_id, wheel_id, write_journal
+from tests.report.journals import (
+    QUESTION,
+    SCRIPT,
+    WAIVER,
+    case_id,
+    compile_id,
+    kernel,
+    measured,
+    run_id,
+    wheel_id,
+    write_journal,
+)
 
 #: The qualification's one declared NotSupported.
 DECLARED = case_id("rustfatbin", valid="partial")
@@ -55,3 +68,19 @@ def waivers(tmp_path: Path) -> Path:
     path.write_text(f'schema = 1\n[[expect]]\ncases = "{DECLARED}"\nstatus = "NotSupported"\n'
                     f'bug = "{WAIVER}"\nexpires = 2099-01-01\nreason = "transpose needs shared memory"\n')
     return path
+
+
+@pytest.fixture
+def checked_lanes(journal: Callable[..., Path]) -> list[Path]:
+    """Host: two kernels measured (one warp_transpose with shared memory) and a rejection; gpu: four run cases,
+    one vectorize misaligned, one vectorize failing; racecheck: the warp_transpose 8x4x2 uint8 case, control seen."""
+    clean = {"CALL": 0, "LDL": 0, "STL": 0}
+    host = [(compile_id(), Status.PASS), (compile_id(**QUESTION), Status.PASS),
+            (caseid.render("block.load", "numba", [*kernel(), ("reject", "warp-partial")]), Status.PASS),
+            measured("host", 0, {"BAR": 0, **clean}), measured("host", 256, clean, **QUESTION)]
+    gpu = [(run_id(), Status.PASS), (run_id(alg="vectorize", offset="misaligned"), Status.PASS),
+           (run_id(alg="vectorize", offset="zero"), Status.FAIL), (run_id(**QUESTION), Status.PASS)]
+    race = [(run_id(**QUESTION), Status.PASS),
+            ControlRecord("control/racecheck/shared-race", "gpu-racecheck", True, 1)]
+    return [journal("host", host, backends=("numba",)), journal("gpu", gpu, backends=("numba",)),
+            journal("gpu-racecheck", race, backends=("numba",))]

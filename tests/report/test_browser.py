@@ -17,6 +17,7 @@ import pytest
 from harness.report.document import Inputs, Source
 from harness.report.qualification import write_report
 from tests.report.dom import Elements
+from tests.report.journals import CONTRACT, QUESTION
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 REQUIRE = "COOP_REQUIRE_BROWSER"
@@ -57,3 +58,19 @@ def test_chromium_renders_the_counts_and_runs_no_script(qualification: list[Path
     body = next(a for tag, a in dom.tags if tag == "body")
     assert "data-pwned" not in body  # the <script> inside a case detail stayed text
     assert "script" not in {tag for tag, _ in dom.tags}
+
+
+def test_chromium_lays_out_the_coverage_grid_a_reviewer_reads(checked_lanes: list[Path], tmp_path: Path) -> None:
+    """The question "was warp_transpose on a 3-D block with uint8 checked under racecheck?" has its square."""
+    out = tmp_path / "report"
+    doc = write_report(Inputs([Source.of(p) for p in checked_lanes], contracts=[Source.of(CONTRACT)]), out,
+                       dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
+    dom = Elements(rendered_dom(out / "report.html", tmp_path / "profile"))
+    squares = [a for tag, a in dom.tags if tag == "div" and "data-verdict" in a]
+    [grid] = [e["grid"] for e in doc["checked"]["entries"]]
+    rows = {(c["alg"], c["block"]) for c in grid["cells"]}
+    assert len(squares) == len(rows) * len(grid["dtypes"])  # a square per row and dtype, empty where nothing ran
+    [asked] = [a for a in squares if (a["data-alg"], a["data-block"], a["data-dtype"]) == tuple(QUESTION.values())]
+    assert (asked["data-lanes"], asked["data-verdict"]) == ("host gpu gpu-racecheck", "pass")
+    [failing] = [a for a in squares if a["data-alg"] == "vectorize" and a["data-verdict"] != "none"]
+    assert (failing["data-verdict"], failing["title"]) == ("fail", "gpu 1/2")

@@ -198,3 +198,14 @@ def test_a_report_dated_before_its_runs_fails(qualification: list[Path], journal
     assert verify_bundle(path) == ["report.json: generated 2026-03-01T00:00:00+00:00, before lane gpu-memcheck "
                                    "started (2030-03-17T17:46:40+00:00): a backdated report would revive expired "
                                    "expectations"]
+
+
+def test_contract_files_travel_with_it_and_verify(qualification: list[Path], tmp_path: Path) -> None:
+    """The rules a report counts come from contract files: verify rebuilds them from the bundle's own copies."""
+    contract = Path(__file__).resolve().parents[2] / "contracts" / "block_load.toml"
+    path = tmp_path / "b"
+    doc = write_bundle(path, qualification, contracts=[contract])
+    assert doc["inputs"]["contracts"] == [{"name": "contracts/block_load.toml",
+                                           "sha256": hashlib.sha256(contract.read_bytes()).hexdigest()}]
+    assert any(e["rules"] for e in doc["checked"]["entries"])
+    assert verify_bundle(path) == []

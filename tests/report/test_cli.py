@@ -147,3 +147,13 @@ def test_a_host_only_report_does_not_qualify(journal: Callable[..., Path], contr
     md = (tmp_path / "r" / "report.md").read_text().splitlines()
     assert "Qualified: **no**" in md[2]
     assert any("gpu" in line and "did not run" in line for line in md[3:8])
+
+
+def test_report_counts_rules_from_the_contracts_folder(passing: Path, contracts: Path, tmp_path: Path) -> None:
+    shipped = Path(__file__).resolve().parents[2] / "contracts" / "block_load.toml"
+    (contracts / "block_load.toml").write_text(shipped.read_text())
+    main(["report", str(passing), "--out", str(tmp_path / "a")])
+    doc = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert [c["name"] for c in doc["inputs"]["contracts"]] == [str(contracts / "block_load.toml")]
+    assert doc["checked"]["entries"][0]["rules"]
+    assert main(["report", str(passing), "--contracts", str(tmp_path / "nowhere"), "--out", str(tmp_path / "b")]) == 2

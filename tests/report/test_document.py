@@ -13,7 +13,7 @@ import pytest
 from harness.report.document import NOT_RECORDED, Inputs, Source, build, sha256_file
 from harness.report.errors import ReportError
 from harness.statuses import Status
-from tests.report.journals import WAIVER, case_id
+from tests.report.journals import MANIFEST, WAIVER, case_id
 
 WHEN = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 
@@ -27,14 +27,14 @@ def test_counts_per_category(qualification: list[Path], waivers: Path) -> None:
     cats = report(qualification, expectations=waivers)["counts"]["categories"]
     assert {name: (c["total"], c["accepted"], c["statuses"]) for name, c in cats.items()} == {
         "shared-contract checks": (6, 6, {"Pass": 6}),
-        "numba host checks": (2, 2, {"Pass": 2}),
+        "numba simulator checks": (2, 2, {"Pass": 2}),  # never "host": no host lane ran them
         "numba GPU checks": (2, 2, {"Pass": 2}),
         "cutlass GPU checks": (2, 1, {"Pass": 1, "Fail": 1}),  # Fail in gpu wins over Pass in racecheck
         "rustfatbin GPU checks": (2, 2, {"Pass": 1, "NotSupported": 1}),
         "checks under racecheck": (4, 4, {"Pass": 4}),
         "fresh-wheel checks": (2, 2, {"Pass": 2}),
     }
-    assert list(cats) == ["shared-contract checks", "numba host checks", "numba GPU checks", "cutlass GPU checks",
+    assert list(cats) == ["shared-contract checks", "numba simulator checks", "numba GPU checks", "cutlass GPU checks",
                           "rustfatbin GPU checks", "checks under racecheck", "fresh-wheel checks"]
 
 
@@ -53,7 +53,7 @@ def test_counts_per_lane_and_pass_rates(qualification: list[Path]) -> None:
 def test_summary_line_says_how_much_of_it_ran_under_a_tool_that_ran_only_part(qualification: list[Path],
                                                                              waivers: Path) -> None:
     summary = report(qualification, expectations=waivers)["summary"]
-    assert summary["passed"] == ("Passed: 6 shared-contract checks, 2 numba host checks, 2 fresh-wheel checks, "
+    assert summary["passed"] == ("Passed: 6 shared-contract checks, 2 numba simulator checks, 2 fresh-wheel checks, "
                                  "2 numba GPU checks, 1 cutlass GPU check, 1 rustfatbin GPU check "
                                  "(racecheck: 3 of them)")
     assert summary["not_accepted"] == "Not accepted: 1 verdict (1 Fail)"
@@ -68,6 +68,15 @@ def test_summary_line_names_a_tool_whose_lane_ran_every_gpu_check(journal: Calla
     assert report(paths)["summary"]["passed"] == (
         "Passed: 1 shared-contract check, 1 numba GPU check, 1 cutlass GPU check, 1 rustfatbin GPU check, "
         "under racecheck and memcheck")
+
+
+def test_merged_journals_of_a_lane_keep_every_sessions_backends(journal: Callable[..., Path]) -> None:
+    """One gpu lane run as one journal per backend: the Lanes table names all three, not the last one."""
+    paths = [journal("gpu", [(case_id(b), Status.PASS)], name=f"gpu-{b}", backends=(b,))
+             for b in ("numba", "cutlass", "rustfatbin")]
+    [lane] = report(paths)["lanes"]
+    assert lane["backends"] == ["numba", "cutlass", "rustfatbin"]
+    assert lane["journals"] == [Source.of(p).name for p in paths]
 
 
 def test_backend_names_come_from_the_data(journal: Callable[..., Path]) -> None:
@@ -109,7 +118,29 @@ def test_fingerprint_says_not_recorded_for_what_the_run_did_not_record(qualifica
     assert first["packages"] == "numpy 2.4.1"
     assert first["compute_sanitizer"] == NOT_RECORDED
     second = {f["key"]: f["value"] for f in groups[1]["fields"]}
-    assert (second["commit"], second["gpu"], second["cuda_home"]) == ("abc123", NOT_RECORDED, "/opt/cuda")
+    assert (second["commit"], second["gpu"], second["cuda_home"]) == ("source tree abc123", NOT_RECORDED,
+                                                                       "/opt/cuda")
+
+
+
+def test_the_source_commit_of_a_wheel_run_is_the_wheel_manifests(journal: Callable[..., Path]) -> None:
+    """``git`` in the run's directory may be another repository's: what ran was built from the manifest's commit."""
+    env = {"python": "3.12.3", "commit": "ffff0000other", "dirty": True, "wheel_manifest": MANIFEST}
+    [group] = report([journal("gpu", [(case_id("numba"), Status.PASS)], env=env)])["environment"]
+    fields = {f["key"]: f["value"] for f in group["fields"]}
+    assert fields["commit"] == "d0e1f2a3b4c5d6e7 (from the wheel manifest)"
+    assert fields["dirty"] == "no"
+    assert "ffff0000other" not in json.dumps(group)
+    assert [w["name"] for w in group["wheels"]] == ["coop-numba", "coop-rustfatbin"]
+
+
+def test_a_source_run_says_source_tree(journal: Callable[..., Path]) -> None:
+    env = {"python": "3.12.3", "commit": "abc123", "dirty": True}
+    [group] = report([journal("host", [(case_id("numba", "compile"), Status.PASS)], env=env)])["environment"]
+    fields = {f["key"]: f["value"] for f in group["fields"]}
+    assert (fields["commit"], fields["dirty"], fields["wheel_manifest"]) == ("source tree abc123", "yes",
+                                                                             NOT_RECORDED)
+    assert group["wheels"] == []
 
 
 def test_expectations_in_force_with_expiry_and_the_verdicts_they_match(qualification: list[Path],
@@ -141,13 +172,19 @@ def test_a_live_entry_that_matches_nothing_is_listed(qualification: list[Path], 
     assert f"expectation {path}: expect[0]: matched no case of this run: block.store/*" in doc["summary"]["problems"]
 
 
-def test_the_wheel_manifest_is_shown_flat(qualification: list[Path], tmp_path: Path) -> None:
+def test_the_wheel_manifest_is_one_row_per_wheel(qualification: list[Path], tmp_path: Path) -> None:
     path = tmp_path / "manifest.json"
-    path.write_text(json.dumps({"commit": "abc", "wheels": [{"file": "coop_numba-0.1.whl", "sha256": "00ff"}]}))
-    doc = report(qualification, manifest=path)
-    assert doc["manifest"]["entries"] == [["commit", "abc"], ["wheels[0].file", "coop_numba-0.1.whl"],
-                                          ["wheels[0].sha256", "00ff"]]
-    assert doc["inputs"]["manifest"]["name"] == str(path)
+    path.write_text(json.dumps(MANIFEST))
+    manifest = report(qualification, manifest=path)["manifest"]
+    assert (manifest["source_commit"], manifest["dirty"], manifest["toolchain"]) == (
+        "d0e1f2a3b4c5d6e7", "no", "python 3.12.3; build 1.2.2")
+    assert manifest["wheels"] == [
+        {"name": "coop-numba", "version": "0.1.0", "sha256": "b8b8b92cdc34", "native": "none",
+         "capabilities": "", "toolchain": "setuptools (80.9.0)"},
+        {"name": "coop-rustfatbin", "version": "0.1.0", "sha256": "b0658c68345e",
+         "native": "coop_rustfatbin/data/coop_kernels.fatbin", "capabilities": "sm_80, sm_90",
+         "toolchain": "setuptools (80.9.0); rustc: rustc 1.96.0; ptxas: V13.0.88"}]
+    assert manifest["name"] == str(path)
 
 
 def test_a_manifest_that_is_not_json_is_named(qualification: list[Path], tmp_path: Path) -> None:

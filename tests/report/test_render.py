@@ -5,15 +5,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.journal import CaseRecord
 from harness.report.document import Inputs, Source, build
 from harness.report.render import heat, md_text, render_html, render_json, render_markdown
+from harness.statuses import Status
 from tests.report.dom import Elements
-from tests.report.journals import SCRIPT
+from tests.report.journals import MANIFEST, SCRIPT, case_id
 
 WHEN = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
 
@@ -90,3 +93,38 @@ def test_markdown_and_html_show_the_summary_and_the_pass_rate_table(doc: dict[st
 
 def test_json_round_trips(doc: dict[str, Any]) -> None:
     assert json.loads(render_json(doc)) == doc
+
+
+def test_the_wheel_manifest_renders_one_table_row_per_wheel(qualification: list[Path], tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(MANIFEST))
+    doc = build(Inputs([Source.of(p) for p in qualification], manifest=Source.of(path)), WHEN)
+    lines = render_markdown(doc).splitlines()
+    assert "| coop-numba | 0.1.0 | b8b8b92cdc34 | none |  | setuptools (80.9.0) |" in lines
+    assert any(line.startswith("| coop-rustfatbin | 0.1.0 | b0658c68345e | coop\\_rustfatbin/data/") for line in lines)
+    rows = [a for tag, a in Elements(render_html(doc)).tags if tag == "tr" and "data-wheel" in a]
+    assert [a["data-wheel"] for a in rows] == ["coop-numba", "coop-rustfatbin"]
+
+
+def test_failures_are_grouped_by_rule_and_kernel_point_with_a_few_examples(journal: Callable[..., Path]) -> None:
+    """One bug failing many cases of a kernel point is one section, not one per case: each differs in detail."""
+    wide = [(case_id("numba", valid=f"v{i}"), Status.FAIL, f"out[{i}]=5, but should be {i}") for i in range(6)]
+    other_rule = (case_id("numba", valid="v9"), Status.FAIL, "out[0]=1, but should be 0")
+    other_kernel = [(case_id("numba", dtype="uint8", valid=f"v{i}"), Status.FAIL, "out[1]=0") for i in range(2)]
+    records = [CaseRecord(i, s, "gpu", d, ("valid-prefix",)) for i, s, d in [*wide, *other_kernel]]
+    records.append(CaseRecord(*other_rule[:2], "gpu", other_rule[2], ("offset",)))
+    doc = build(Inputs([Source.of(journal("gpu", records))]), WHEN)
+    dom = Elements(render_html(doc))
+    sections = [(a["data-rules"], a["data-cases"], a["data-kernels"]) for tag, a in dom.tags
+                if tag == "section" and a.get("class") == "non-pass"]
+    assert sections == [("offset", "1", "1"), ("valid-prefix", "8", "2")]
+    int32, uint8 = (case_id("numba", "compile", dtype=d) for d in ("int32", "uint8"))
+    assert [a["data-kernel"] for tag, a in dom.tags if tag == "tr" and "data-kernel" in a] == [int32, int32, uint8]
+    examples = [a["data-case"] for tag, a in dom.tags if tag == "li" and "data-case" in a]
+    assert examples == [other_rule[0], *(i for i, *_ in wide[:3])]
+    assert "and 5 more in report.json" in "".join(dom.text)
+    markdown = render_markdown(doc)
+    failures = markdown[markdown.index("## Verdicts other than Pass"):]
+    assert failures.count("\n### ") == 2 and "and 5 more in report.json" in failures
+    assert f"| {md_text(uint8)} | 2 |" in markdown.splitlines()
+    assert len(doc["non_pass"]) == 9  # every case stays in the JSON
