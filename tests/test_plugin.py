@@ -80,16 +80,23 @@ def _declare_warp_transpose_unsupported(contracts: Path, expires: str) -> None:
 
 
 @pytest.mark.usefixtures("model_backend")
+@pytest.mark.parametrize(("items", "xfail"), [
+    ("case", "XFAIL *alg=warp_transpose,valid=* - NotSupported: the model does not implement warp_transpose "
+             "(https://example.org/bugs/2)"),
+    ("group", "XFAIL *alg=warp_transpose - * of * case(s) accepted: * NotSupported")])
 def test_declared_not_supported_is_accepted(pytester: pytest.Pytester, small_contracts: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                            monkeypatch: pytest.MonkeyPatch, items: str, xfail: str) -> None:
+    """An item xfails when all its non-passes are accepted: a declared case, or a group of them."""
     monkeypatch.setenv(UNSUPPORTED_ENV, "warp_transpose")
     _declare_warp_transpose_unsupported(small_contracts, "2099-01-01")
     journal = pytester.path / "j.jsonl"
-    result = _run(pytester, small_contracts, "--coop-fail-closed", "--coop-journal", str(journal))
-    assert result.ret == 0 and result.parseoutcomes()["xfailed"] > 0
+    result = _run(pytester, small_contracts, "--coop-fail-closed", "--coop-journal", str(journal),
+                  "--coop-items", items, "-rx")
     declared = [r for r in final_cases(read_journal(journal)).values() if r.status is Status.NOT_SUPPORTED]
-    assert len(declared) == result.parseoutcomes()["xfailed"]  # the journal keeps the backend's own verdict
-    assert '"waiver"' not in journal.read_text()
+    items_held = {kernel_scope(r.id) if items == "group" else r.id for r in declared}
+    assert result.ret == 0 and declared and result.parseoutcomes()["xfailed"] == len(items_held)
+    assert '"waiver"' not in journal.read_text()  # the journal keeps the backend's own verdict
+    result.stdout.fnmatch_lines([xfail])
 
 
 @pytest.mark.usefixtures("model_backend")
@@ -185,18 +192,3 @@ def test_a_group_fails_counting_its_cases_not_accepted_and_naming_the_first(
     assert len(crashed) == MAX_LISTED and all(": Crash: " in line for line in crashed)
     result.stdout.fnmatch_lines([load, "* of * case(s) not accepted: * Crash", "  ... and * more: the journal "
                                  "holds every verdict"])
-
-
-@pytest.mark.usefixtures("model_backend")
-def test_a_group_whose_non_passes_are_all_accepted_xfails(pytester: pytest.Pytester, small_contracts: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(UNSUPPORTED_ENV, "warp_transpose")
-    _declare_warp_transpose_unsupported(small_contracts, "2099-01-01")
-    journal = pytester.path / "j.jsonl"
-    result = _run(pytester, small_contracts, "--coop-items", "group", "--coop-fail-closed", "-rx",
-                  "--coop-journal", str(journal))
-    declared = {kernel_scope(cid) for cid, r in final_cases(read_journal(journal)).items()
-                if r.status is Status.NOT_SUPPORTED}
-    assert result.ret == 0 and declared and result.parseoutcomes()["xfailed"] == len(declared)
-    result.stdout.fnmatch_lines(["XFAIL *block.*/model/*alg=warp_transpose - * of * case(s) accepted: "
-                                 "* NotSupported*"])
