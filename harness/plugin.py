@@ -2,16 +2,20 @@
 
 Enabled per session with ``-p harness.plugin --coop-lane LANE``; without ``--coop-lane`` it adds
 nothing. Under pytest-xdist it schedules by kernel group, so a group's cases run on one worker
-(one compile, one launch) and node ids stay case ids. ``--coop-fail-closed`` fails the session on
-any skip.
+(one compile, one launch) and node ids stay case ids. ``--coop-items group`` collects one item per
+kernel group instead (node id = its kernel scope): the ``full`` profile's 1.6 M cases make pytest
+itself the bottleneck, and the journal holds every case's verdict either way.
+``--coop-fail-closed`` fails the session on any skip.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterable, Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import coop
 import pytest
@@ -21,6 +25,7 @@ from harness.cases import DEFAULT_SEED, PROFILES, Case
 from harness.contracts import KERNEL_AXES, contracts_dir, load_contracts
 from harness.engine import Engine
 from harness.errors import CaseIdError, HarnessError
+from harness.expectations import Verdict
 from harness.journal import CaseRecord, EndRecord, GroupRecord, JournalWriter, Record
 from harness.lanes import lane_cases
 from harness.options import arch, positive_int, whole_number
@@ -29,6 +34,15 @@ from harness.statuses import Status
 
 SETTINGS = pytest.StashKey[tuple[RunConfig, Path | None]]()
 RUNNER = pytest.StashKey["CaseRunner"]()
+#: What pytest makes of an item, worst last (a group's outcome is its worst case's).
+Outcome = Literal["passed", "xfailed", "skipped", "failed"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "xfailed", "skipped", "failed")
+#: How a group's message words the cases that decided its outcome.
+_DECIDED = {"passed": "passed", "xfailed": "accepted", "skipped": "skipped", "failed": "not accepted"}
+#: Cases a failing group item lists with their detail (the rest are counted).
+MAX_LISTED = 5
+#: The id parameters that make a kernel group: the kernel axes, plus the rejection (its own group).
+SCOPE_KEYS = (*KERNEL_AXES, "reject")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,10 +59,52 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--coop-journal", help="journal path; {worker} becomes the xdist worker id")
     group.addoption("--coop-fail-closed", action="store_true",
                     help="fail the session on any skip or undeclared NotSupported (qualification lanes)")
+    group.addoption("--coop-items", choices=("case", "group"), default="case",
+                    help="one pytest item per case, or per kernel group (for the full profile) (%(default)s)")
 
 
 class CaseFailure(Exception):
-    """A case verdict that is not accepted; pytest shows only its one-line detail."""
+    """A case verdict that is not accepted; pytest shows only its detail."""
+
+
+def case_outcome(record: Verdict, fail_closed: bool) -> Outcome:
+    """A pass passes, an accepted non-pass xfails, an undeclared NotSupported skips unless the lane is
+    fail-closed, and anything else fails."""
+    if record.status is Status.PASS:
+        return "passed"
+    if record.accepted:
+        return "xfailed"
+    if record.status is Status.NOT_SUPPORTED and not fail_closed:
+        return "skipped"
+    return "failed"
+
+
+def case_message(record: Verdict, outcome: Outcome) -> str:
+    if outcome == "xfailed":
+        return f"{record.status}: {record.detail} ({record.waiver})"
+    if outcome == "skipped":
+        return f"NotSupported (undeclared): {record.detail}"
+    return f"{record.status}: {record.detail}"
+
+
+def item_outcome(records: Sequence[Verdict], group: bool, fail_closed: bool) -> tuple[Outcome, str]:
+    """The outcome and message of an item holding ``records`` (one case, or a kernel group's cases).
+
+    A group's outcome is its worst case's; its message counts the cases that decided it by status and
+    lists the first :data:`MAX_LISTED` of them with their detail.
+    """
+    outcomes = [case_outcome(r, fail_closed) for r in records]
+    worst = max(outcomes, key=OUTCOMES.index)
+    if not group:
+        return worst, case_message(records[0], worst)
+    decided = [r for r, o in zip(records, outcomes, strict=True) if o == worst]
+    counts = Counter(str(r.status) for r in decided)
+    lines = [f"{len(decided)} of {len(records)} case(s) {_DECIDED[worst]}: "
+             + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))]
+    lines += [f"  {r.id}: {case_message(r, worst)}" for r in decided[:MAX_LISTED]]
+    if len(decided) > MAX_LISTED:
+        lines.append(f"  ... and {len(decided) - MAX_LISTED} more: the journal holds every verdict")
+    return worst, "\n".join(lines)
 
 
 class CaseRunner:
@@ -71,21 +127,25 @@ class CaseRunner:
         if self.writer:
             self.writer.write(record)
 
-    def cases(self) -> list[Case]:
-        found = [c for contract in load_contracts(self.config.contracts_dir) for backend in self.config.backends
-                 for c in lane_cases(contract, backend, self.config.profile, self.config.lane)]
-        for case in found:
-            self.groups.setdefault(kernel_scope(case.id), []).append(case)
-        return found
+    def collect(self) -> dict[str, list[Case]]:
+        """The lane's cases by kernel group (node id -> cases), in collection order."""
+        for contract in load_contracts(self.config.contracts_dir):
+            for backend in self.config.backends:
+                for case in lane_cases(contract, backend, self.config.profile, self.config.lane):
+                    self.groups.setdefault(case_scope(case), []).append(case)
+        return self.groups
 
-    def verdict(self, case: Case) -> CaseRecord:
-        if case.id not in self.verdicts:
-            engine = self._engine(case.backend)
-            scope = kernel_scope(case.id)
-            self.emit(GroupRecord(scope, tuple(c.id for c in self.groups[scope])))
-            for record in engine.run_group(case.spec, self.groups[scope]):
-                self.verdicts[record.id] = record
-        return self.verdicts[case.id]
+    def verdicts_of(self, cases: Iterable[Case]) -> list[CaseRecord]:
+        """The backend's own verdicts of ``cases``, each group run (whole) on the first request for it."""
+        found = []
+        for case in cases:
+            if case.id not in self.verdicts:
+                scope = case_scope(case)
+                self.emit(GroupRecord(scope, tuple(c.id for c in self.groups[scope])))
+                for record in self._engine(case.backend).run_group(case.spec, self.groups[scope]):
+                    self.verdicts[record.id] = record
+            found.append(self.verdicts[case.id])
+        return found
 
     def _engine(self, backend: str) -> Engine:
         if backend not in self.engines:
@@ -95,34 +155,38 @@ class CaseRunner:
 
 
 class CaseItem(pytest.Item):
-    """One contract case; its outcome is the engine's verdict for it."""
+    """One contract case, or one kernel group's cases (``group``); its outcome is that of the engine's
+    verdicts, the expectations applied."""
 
-    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+    def __init__(self, *, cases: list[Case], group: bool, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.case = case
+        self.cases = cases
+        self.group = group
 
     def runtest(self) -> None:
         runner = self.config.stash[RUNNER]
         try:
-            record = runner.ledger.resolve(runner.verdict(self.case))
+            records = [runner.ledger.resolve(r) for r in runner.verdicts_of(self.cases)]
         except HarnessError as exc:  # the harness's own failure: no verdict, and the run stops with exit 2
             pytest.exit(f"coop: {exc}", returncode=2)
-        self.user_properties += [("status", str(record.status)), ("lane", record.lane)]
-        if record.status is Status.PASS:
-            return
-        if record.accepted:
-            pytest.xfail(f"{record.status}: {record.detail} ({record.waiver})")
-        if record.status is Status.NOT_SUPPORTED and not self.config.getoption("coop_fail_closed"):
-            pytest.skip(f"NotSupported (undeclared): {record.detail}")
-        raise CaseFailure(f"{record.status}: {record.detail}")
+        statuses = Counter(str(r.status) for r in records)
+        status = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) if self.group else str(records[0].status)
+        self.user_properties += [("status", status), ("lane", records[0].lane)]
+        outcome, message = item_outcome(records, self.group, self.config.getoption("coop_fail_closed"))
+        if outcome == "xfailed":
+            pytest.xfail(message)
+        if outcome == "skipped":
+            pytest.skip(message)
+        if outcome == "failed":
+            raise CaseFailure(message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseFailure):
-            return f"{self.case.id}\n{excinfo.value}"
+            return f"{self.nodeid}\n{excinfo.value}"
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.case.contract.path, None, ""  # no domain: pytest would rewrite its dots as "::"
+        return self.cases[0].contract.path, None, ""  # no domain: pytest would rewrite its dots as "::"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -152,8 +216,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if SETTINGS not in config.stash:
         return
     runner = config.stash[RUNNER] = CaseRunner(*config.stash[SETTINGS])
-    for case in runner.cases():
-        item = CaseItem.from_parent(session, name=case.id, nodeid=case.id, case=case)
+    group = config.getoption("coop_items") == "group"
+    units = runner.collect().items() if group else ((c.id, [c]) for cs in runner.collect().values() for c in cs)
+    for node, cases in units:
+        item = CaseItem.from_parent(session, name=node, nodeid=node, cases=cases, group=group)
         item.add_marker(pytest.mark.coop_case)
         items.append(item)
 
@@ -164,7 +230,17 @@ def kernel_scope(nodeid: str) -> str:
         contract, backend, params = caseid.parse(nodeid)
     except CaseIdError:
         return nodeid
-    return caseid.render(contract, backend, [(k, v) for k, v in params if k in (*KERNEL_AXES, "reject")])
+    return _scope(contract, backend, tuple(p for p in params if p[0] in SCOPE_KEYS))
+
+
+def case_scope(case: Case) -> str:
+    """``kernel_scope(case.id)`` without parsing the id (collection asks it of every case)."""
+    return _scope(case.contract.id, case.backend, tuple(p for p in case.params if p[0] in SCOPE_KEYS))
+
+
+@cache
+def _scope(contract: str, backend: str, params: tuple[tuple[str, Any], ...]) -> str:
+    return caseid.render(contract, backend, list(params))
 
 
 @pytest.hookimpl(optionalhook=True)

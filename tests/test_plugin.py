@@ -7,12 +7,19 @@ from pathlib import Path
 import pytest
 
 from harness.journal import GroupRecord, LaunchRecord, SessionRecord, final_cases, read_journal
-from harness.plugin import kernel_scope
+from harness.plugin import MAX_LISTED, kernel_scope
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV, UNSUPPORTED_ENV
 
 pytest_plugins = ["pytester"]
 BROKEN = "coop_block_store__int16__ipt1__direct"
+#: Both item kinds: one item per case (the default) and one per kernel group.
+ITEMS = pytest.mark.parametrize("items", ["case", "group"])
+
+
+def _ids(result: pytest.RunResult) -> list[str]:
+    """The node ids ``--collect-only -q`` printed."""
+    return [line for line in result.outlines if line.startswith("block.")]
 
 
 def _run(pytester: pytest.Pytester, contracts: Path, *args: str) -> pytest.RunResult:
@@ -23,8 +30,7 @@ def _run(pytester: pytest.Pytester, contracts: Path, *args: str) -> pytest.RunRe
 
 @pytest.mark.usefixtures("model_backend")
 def test_node_ids_are_case_ids(pytester: pytest.Pytester, small_contracts: Path) -> None:
-    result = _run(pytester, small_contracts, "--collect-only", "-q")
-    ids = [line for line in result.outlines if line.startswith("block.")]
+    ids = _ids(_run(pytester, small_contracts, "--collect-only", "-q"))
     assert len(ids) > 300
     assert "block.load/model/dtype=int16,block=64,ipt=1,alg=direct,valid=full,oob=none,offset=zero" in ids
 
@@ -45,21 +51,24 @@ def test_all_pass_with_journals_per_xdist_worker(pytester: pytest.Pytester, smal
 
 
 @pytest.mark.usefixtures("model_backend")
+@ITEMS
 def test_wrong_output_fails_with_the_rule(pytester: pytest.Pytester, small_contracts: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                          monkeypatch: pytest.MonkeyPatch, items: str) -> None:
     monkeypatch.setenv(FAULT_ENV, f"corrupt:{BROKEN}")
-    result = _run(pytester, small_contracts)
+    result = _run(pytester, small_contracts, "--coop-items", items)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*Fail: pattern *, block *: out[[]0[]]=*, but should be * (*)*seed *"])
-    assert result.parseoutcomes()["failed"] == 2  # block 0 of the launch of each block shape
+    assert result.parseoutcomes()["failed"] == 2  # block 0 of the launch of each block shape (one per group)
 
 
 @pytest.mark.usefixtures("model_backend")
+@ITEMS
 def test_undeclared_not_supported_fails_a_fail_closed_lane(pytester: pytest.Pytester, small_contracts: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                                          monkeypatch: pytest.MonkeyPatch, items: str) -> None:
     monkeypatch.setenv(UNSUPPORTED_ENV, "warp_transpose")
-    assert _run(pytester, small_contracts).ret == 0  # a plain lane only skips
-    closed = _run(pytester, small_contracts, "--coop-fail-closed")
+    plain = _run(pytester, small_contracts, "--coop-items", items)
+    assert plain.ret == 0 and plain.parseoutcomes()["skipped"] > 0  # a plain lane only skips
+    closed = _run(pytester, small_contracts, "--coop-fail-closed", "--coop-items", items)
     assert closed.ret == 1
     closed.stdout.fnmatch_lines(["*NotSupported: the model does not implement warp_transpose*"])
 
@@ -71,16 +80,23 @@ def _declare_warp_transpose_unsupported(contracts: Path, expires: str) -> None:
 
 
 @pytest.mark.usefixtures("model_backend")
+@pytest.mark.parametrize(("items", "xfail"), [
+    ("case", "XFAIL *alg=warp_transpose,valid=* - NotSupported: the model does not implement warp_transpose "
+             "(https://example.org/bugs/2)"),
+    ("group", "XFAIL *alg=warp_transpose - * of * case(s) accepted: * NotSupported")])
 def test_declared_not_supported_is_accepted(pytester: pytest.Pytester, small_contracts: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                            monkeypatch: pytest.MonkeyPatch, items: str, xfail: str) -> None:
+    """An item xfails when all its non-passes are accepted: a declared case, or a group of them."""
     monkeypatch.setenv(UNSUPPORTED_ENV, "warp_transpose")
     _declare_warp_transpose_unsupported(small_contracts, "2099-01-01")
     journal = pytester.path / "j.jsonl"
-    result = _run(pytester, small_contracts, "--coop-fail-closed", "--coop-journal", str(journal))
-    assert result.ret == 0 and result.parseoutcomes()["xfailed"] > 0
+    result = _run(pytester, small_contracts, "--coop-fail-closed", "--coop-journal", str(journal),
+                  "--coop-items", items, "-rx")
     declared = [r for r in final_cases(read_journal(journal)).values() if r.status is Status.NOT_SUPPORTED]
-    assert len(declared) == result.parseoutcomes()["xfailed"]  # the journal keeps the backend's own verdict
-    assert '"waiver"' not in journal.read_text()
+    items_held = {kernel_scope(r.id) if items == "group" else r.id for r in declared}
+    assert result.ret == 0 and declared and result.parseoutcomes()["xfailed"] == len(items_held)
+    assert '"waiver"' not in journal.read_text()  # the journal keeps the backend's own verdict
+    result.stdout.fnmatch_lines([xfail])
 
 
 @pytest.mark.usefixtures("model_backend")
@@ -131,3 +147,48 @@ def test_one_journal_for_several_xdist_workers_is_a_usage_error(pytester: pytest
     assert result.ret == pytest.ExitCode.USAGE_ERROR and not journal.exists()
     result.stderr.fnmatch_lines([f"*--coop-journal {journal}: a journal takes one writer and pytest-xdist runs "
                                  "several: put {worker} in the path*"])
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_group_items_are_the_kernel_groups(pytester: pytest.Pytester, small_contracts: Path) -> None:
+    cases = _ids(_run(pytester, small_contracts, "--collect-only", "-q"))
+    groups = _ids(_run(pytester, small_contracts, "--collect-only", "-q", "--coop-items", "group"))
+    assert len(groups) < len(cases) and sorted(groups) == sorted({kernel_scope(c) for c in cases})
+    assert "block.load/model/dtype=int16,block=64,ipt=1,alg=direct" in groups
+    assert any("reject=" in g for g in groups)  # a rejection is its own group
+
+
+def _finals(paths: list[Path]) -> dict[str, tuple[Status, str, tuple[str, ...], int | None]]:
+    """What a verdict says (not how long it took) per case, over the journals of one run."""
+    finals = final_cases(r for path in paths for r in read_journal(path))
+    return {cid: (r.status, r.detail, r.rules, r.seed) for cid, r in finals.items()}
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_group_items_journal_the_verdicts_of_case_items(pytester: pytest.Pytester, small_contracts: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(FAULT_ENV, f"corrupt:{BROKEN},raise:coop_block_load__float64__ipt3__striped")
+    monkeypatch.setenv(UNSUPPORTED_ENV, "warp_transpose")
+    _run(pytester, small_contracts, "--coop-journal", str(pytester.path / "case.jsonl"))
+    _run(pytester, small_contracts, "--coop-items", "group", "-n", "2",
+         "--coop-journal", str(pytester.path / "group-{worker}.jsonl"))
+    by_case = _finals([pytester.path / "case.jsonl"])
+    assert _finals(sorted(pytester.path.glob("group-gw*.jsonl"))) == by_case
+    assert {status for status, *_ in by_case.values()} == {Status.PASS, Status.FAIL, Status.CRASH,
+                                                           Status.NOT_SUPPORTED}
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_group_fails_counting_its_cases_not_accepted_and_naming_the_first(
+        pytester: pytest.Pytester, small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(FAULT_ENV, f"corrupt:{BROKEN},raise:coop_block_load__float64__ipt3__striped")
+    result = _run(pytester, small_contracts, "--coop-items", "group")
+    assert result.ret == 1 and result.parseoutcomes()["failed"] == 4  # two block shapes of each planted kernel
+    store = "block.store/model/dtype=int16,block=64,ipt=1,alg=direct"
+    result.stdout.fnmatch_lines([store, "1 of * case(s) not accepted: 1 Fail",
+                                 f"  {store},valid=*: Fail: pattern *, block *: out[[]0[]]=*, but should be *"])
+    load = "block.load/model/dtype=float64,block=64,ipt=3,alg=striped"
+    crashed = [line for line in result.outlines if line.startswith(f"  {load},valid=")]
+    assert len(crashed) == MAX_LISTED and all(": Crash: " in line for line in crashed)
+    result.stdout.fnmatch_lines([load, "* of * case(s) not accepted: * Crash", "  ... and * more: the journal "
+                                 "holds every verdict"])

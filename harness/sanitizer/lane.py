@@ -25,10 +25,10 @@ from harness.lanes import SANITIZER_TOOLS
 from harness.options import OneLineParser, positive_int, seconds
 from harness.sanitizer import SanitizerLaneError
 from harness.sanitizer.judge import LaneResult, judge
-from harness.sanitizer.junit import mark_junit
+from harness.sanitizer.junit import junit_outcomes, mark_junit
 from harness.sanitizer.layout import LaneLayout
 from harness.sanitizer.summary import summary_line
-from harness.sanitizer.tools import CONTROLS, LAUNCH_TIMEOUT
+from harness.sanitizer.tools import LAUNCH_TIMEOUT
 from harness.sanitizer.workers import Slot, default_workers, gpu_ids, plan_slots, tx_spec
 from harness.sanitizer.wrapper import WrapperConfig
 from harness.session import RunConfig
@@ -110,13 +110,24 @@ def pytest_command(layout: LaneLayout, slots: list[Slot], pytest_args: Sequence[
             *pytest_args]
 
 
-def run_config(tool: str, pytest_args: Sequence[str]) -> RunConfig:
-    """The lane, arch and expectations file of the run, read from pytest options as harness.plugin does."""
+def _plugin_options(pytest_args: Sequence[str]) -> argparse.Namespace:
+    """The harness.plugin options the driver needs, read as pytest reads them (the last one wins)."""
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--coop-contracts", type=Path)
     parser.add_argument("--coop-expectations", type=Path)
     parser.add_argument("--coop-arch", default="sm_90")
-    known, _ = parser.parse_known_args(list(pytest_args))
+    parser.add_argument("--coop-items", default="case")
+    return parser.parse_known_args(list(pytest_args))[0]
+
+
+def item_kind(pytest_args: Sequence[str]) -> str:
+    """``--coop-items``: which node id the JUnit testcase of a charged case has."""
+    return str(_plugin_options(pytest_args).coop_items)
+
+
+def run_config(tool: str, pytest_args: Sequence[str]) -> RunConfig:
+    """The lane, arch and expectations file of the run, read from pytest options as harness.plugin does."""
+    known = _plugin_options(pytest_args)
     folder = known.coop_contracts or contracts_dir()
     expectations = known.coop_expectations or folder / "expectations.toml"
     return RunConfig(lane=f"gpu-{tool}", arch=known.coop_arch,
@@ -167,22 +178,8 @@ def run_lane(options: LaneOptions, pytest_args: Sequence[str]) -> LaneResult:
     elif status != 0:
         result.problems.append(f"pytest exited {status}: an item failed or the session broke (see above)")
     if layout.junit.exists():
-        mark_junit(layout.junit, junit_outcomes(result))
+        mark_junit(layout.junit, junit_outcomes(result, item_kind(pytest_args)))
     return result
-
-
-def junit_outcomes(result: LaneResult) -> dict[str, tuple[str, str]]:
-    """Charged cases (failure, or xfail when waived) and a missed control (failure) for JUnit."""
-    outcomes = {}
-    for case in result.charged:
-        final = result.finals.get(case)
-        if final is not None:
-            kind = "skipped" if final.accepted else "failure"
-            outcomes[case] = (kind, f"{final.status}: {final.detail}")
-    control = CONTROLS[result.tool]
-    if not result.control_reported:
-        outcomes[control.id] = ("failure", f"{control.tool} did not report the planted bug: {control.plants}")
-    return outcomes
 
 
 def report(result: LaneResult) -> int:

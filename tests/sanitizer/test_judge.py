@@ -11,7 +11,9 @@ import pytest
 
 from harness.expectations import Ledger, load_expectations
 from harness.journal import ControlRecord, final_cases, read_journal
+from harness.plugin import kernel_scope
 from harness.sanitizer.judge import judge
+from harness.sanitizer.junit import junit_outcomes
 from harness.sanitizer.summary import summary_line
 from harness.sanitizer.tools import CONTROLS, ERROR_EXITCODE
 from harness.statuses import Status
@@ -20,6 +22,8 @@ KERNEL = "coop_block_load__int16__ipt1__direct"
 CASES = [f"block.load/numba/dtype=int16,block=64,ipt=1,alg=direct,valid={v},oob=none,offset=zero"
          for v in ("full", "zero", "one")]
 CONTROL = CONTROLS["racecheck"]
+#: A case of another kernel group than CASES.
+OTHER_GROUP = CASES[0].replace("ipt=1", "ipt=3")
 
 
 def ledger(expectations: Path | None = None) -> Ledger:
@@ -57,6 +61,19 @@ def test_a_record_on_a_case_makes_its_final_verdict_sanitizer_error(healthy: Any
     assert result.problems == [f"SanitizerError: {CASES[1]}: {charged.detail}"]
     assert summary_line(result.finals, "racecheck") == \
         "Passed: 2 shared-contract checks, 2 numba GPU checks, under racecheck"
+
+
+def test_in_group_mode_a_charged_case_fails_its_group_and_the_summary_counts_cases(
+        healthy: Any, hazard: Callable[..., str]) -> None:
+    healthy.launch("gw0", 100, "coop_block_load__int16__ipt3__direct", [OTHER_GROUP], seq=2)
+    healthy.run("w0.10", 100, "gw0", ERROR_EXITCODE, hazard(CONTROL.symbol, 0), hazard(KERNEL, 1))
+    result = judge(healthy.layout, ["w0"], ledger())
+    charged = result.finals[CASES[1]]
+    assert junit_outcomes(result, "case") == {CASES[1]: ("failure", f"SanitizerError: {charged.detail}")}
+    assert junit_outcomes(result, "group") == {kernel_scope(CASES[1]): (
+        "failure", f"1 of 3 case(s) not accepted: 1 SanitizerError\n  {CASES[1]}: SanitizerError: {charged.detail}")}
+    assert summary_line(result.finals, "racecheck") == \
+        "Passed: 3 shared-contract checks, 3 numba GPU checks, under racecheck"
 
 
 def test_a_waived_finding_is_an_expected_failure(healthy: Any, hazard: Callable[..., str], tmp_path: Path) -> None:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from harness.expectations import Ledger
+from harness.plugin import kernel_scope
 from harness.sanitizer import SanitizerLaneError
-from harness.sanitizer.junit import junit_name, mark_junit
+from harness.sanitizer.judge import judge
+from harness.sanitizer.junit import junit_name, junit_outcomes, mark_junit
+from harness.sanitizer.tools import CONTROLS, ERROR_EXITCODE
 
 PASSED = "block.load/numba/dtype=int32,block=32,ipt=1,alg=direct,valid=full,oob=none,offset=zero"
 FAILED = "block.load/numba/dtype=int32,block=32,ipt=1,alg=direct,valid=zero,oob=none,offset=zero"
@@ -47,6 +53,28 @@ def test_charged_cases_and_a_missed_control_become_failures(tmp_path: Path) -> N
     assert [child.tag for child in cases[junit_name(FAILED)]] == ["skipped"]
     assert cases[junit_name(FAILED)].find("skipped").get("type") == "pytest.xfail"  # type: ignore[union-attr]
     assert list(cases["block.load.numba.other"]) == []
+
+
+def test_in_group_mode_a_charged_case_marks_its_group_testcase(tmp_path: Path, lane: Any,
+                                                               hazard: Callable[..., str]) -> None:
+    kernel, other = "coop_block_load__int32__ipt1__direct", PASSED.replace("ipt=1", "ipt=2")
+    lane.launch("gw0", 100, kernel, [PASSED, FAILED])
+    lane.launch("gw0", 100, "coop_block_load__int32__ipt2__direct", [other], seq=2)
+    lane.control("gw0", 100)
+    lane.run("w0.10", 100, "gw0", ERROR_EXITCODE, hazard(CONTROLS["racecheck"].symbol, 0), hazard(kernel, 0))
+    groups = [kernel_scope(PASSED), kernel_scope(other), CONTROL]
+    path = tmp_path / "junit.xml"
+    path.write_text('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" '
+                    'failures="0" skipped="0" tests="3">'
+                    + "".join(f'<testcase classname="" name="{junit_name(g)}" />' for g in groups)
+                    + "</testsuite></testsuites>")
+    result = judge(lane.layout, ["w0"], Ledger([], {"lane": "gpu-racecheck"}))
+    assert mark_junit(path, junit_outcomes(result, "group")) == 1
+    cases = {case.get("name"): case for case in ET.parse(path).getroot().iter("testcase")}
+    failure = cases[junit_name(kernel_scope(PASSED))].find("failure")
+    assert failure is not None and failure.get("message") == "1 of 2 case(s) not accepted: 1 SanitizerError"
+    assert f"\n  {PASSED}: SanitizerError: racecheck: 1 record(s)" in (failure.text or "")
+    assert [list(cases[junit_name(g)]) for g in groups[1:]] == [[], []]
 
 
 def test_an_unreadable_junit_file_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -16,17 +16,20 @@ from pathlib import Path
 import pytest
 
 from harness.journal import CaseRecord, ControlRecord, LaunchRecord, read_journal
+from harness.plugin import kernel_scope
 from harness.sanitizer import SanitizerLaneError
 from harness.sanitizer.junit import junit_name
 from harness.sanitizer.lane import (
     absolute_paths,
     check_pytest_args,
     find_sanitizer,
+    item_kind,
     main,
     pytest_command,
     run_config,
 )
 from harness.sanitizer.layout import MARKER, LaneLayout
+from harness.sanitizer.tools import CONTROLS
 from harness.sanitizer.workers import Slot
 from harness.sanitizer.wrapper import WrapperConfig
 from harness.statuses import Status
@@ -68,6 +71,12 @@ def test_contract_paths_are_made_absolute_for_the_temporary_working_directory() 
         "--coop-contracts", "/repo/c", "--coop-expectations=/repo/e.toml", "-k", "c", "--coop-contracts", "/abs"]
 
 
+def test_the_item_kind_is_read_as_pytest_reads_it() -> None:
+    assert item_kind(["-q"]) == "case"
+    assert item_kind(["--coop-items", "group", "-k", "x", "--coop-items=case"]) == "case"  # the last one wins
+    assert item_kind(["--coop-items=case", "--coop-items", "group"]) == "group"
+
+
 def test_run_config_reads_the_plugin_options(tmp_path: Path) -> None:
     (tmp_path / "expectations.toml").write_text("schema = 1\n")
     config = run_config("memcheck", ["-q", "--coop-contracts", str(tmp_path), "--coop-arch", "sm_100"])
@@ -99,8 +108,8 @@ def test_a_folder_is_wiped_only_when_a_lane_made_it(tmp_path: Path) -> None:
     assert (layout.root / MARKER).exists() and not (layout.root / "xml" / "old.xml").exists()
 
 
-def run_lane(tmp_path: Path, fake_sanitizer: Path, contracts: Path, plan: str,
-             workers: int) -> tuple[subprocess.CompletedProcess[str], LaneLayout]:
+def run_lane(tmp_path: Path, fake_sanitizer: Path, contracts: Path, plan: str, workers: int,
+             *pytest_args: str) -> tuple[subprocess.CompletedProcess[str], LaneLayout]:
     # No plugin autoloading: the lane must name every plugin it needs (and starts twice as fast).
     env = {**os.environ, "PATH": f"{fake_sanitizer.parent}{os.pathsep}{os.environ['PATH']}",
            "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(workers)), "NUMBA_ENABLE_CUDASIM": "1",
@@ -108,15 +117,17 @@ def run_lane(tmp_path: Path, fake_sanitizer: Path, contracts: Path, plan: str,
     layout = LaneLayout(tmp_path / "lane", "racecheck")
     done = subprocess.run([sys.executable, "-m", "harness.sanitizer", "lane", "--tool", "racecheck", "--out",
                            str(layout.root), "--workers", str(workers), "--", "--coop-backend", "model",
-                           "--coop-contracts", str(contracts), "-p", "no:cacheprovider", "-q"],
+                           "--coop-contracts", str(contracts), "-p", "no:cacheprovider", "-q", *pytest_args],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
     return done, layout
 
 
 @pytest.mark.usefixtures("model_backend")
+@pytest.mark.parametrize("items", ["case", "group"])
 def test_end_to_end_a_record_on_a_case_fails_the_lane(tmp_path: Path, fake_sanitizer: Path,
-                                                      small_contracts: Path) -> None:
-    done, layout = run_lane(tmp_path, fake_sanitizer, small_contracts, "case", workers=2)
+                                                      small_contracts: Path, items: str) -> None:
+    """Verdicts and the summary count cases in either item kind; JUnit marks the item holding a charged case."""
+    done, layout = run_lane(tmp_path, fake_sanitizer, small_contracts, "case", 2, "--coop-items", items)
     assert done.returncode == 1, done.stdout + done.stderr
     assert [WrapperConfig.read(layout.wrapper_config(s)).gpu for s in ("w0", "w1")] == ["0", "1"]
     charged, finals = set(), {}
@@ -132,9 +143,12 @@ def test_end_to_end_a_record_on_a_case_fails_the_lane(tmp_path: Path, fake_sanit
     passed = len(finals) - len(charged)
     assert f"Passed: {passed} shared-contract checks, {passed} model GPU checks, under racecheck" in done.stdout
     assert f"gpu-racecheck: FAILED with {len(charged)} problem(s):" in done.stderr
+    node = kernel_scope if items == "group" else str
     junit = ET.parse(layout.junit).getroot()
+    testcases = {case.get("name") for case in junit.iter("testcase")}
+    assert testcases == {junit_name(node(case_id)) for case_id in finals} | {junit_name(CONTROLS["racecheck"].id)}
     failed = {case.get("name") for case in junit.iter("testcase") if case.find("failure") is not None}
-    assert failed == {junit_name(case_id) for case_id in charged}
+    assert failed == {junit_name(node(case_id)) for case_id in charged}
 
 
 @pytest.mark.usefixtures("model_backend")
