@@ -1,8 +1,8 @@
-"""Command line: ``python -m harness list|run`` here; report, bundle, verify, nightly, baseline and diff
-come from ``harness.report.cli``.
+"""The coop conformance harness: list the cases, run a lane into a journal, report on journals.
 
-Handled errors (usage errors too) print one line and exit 2; a run exits 1 when any case is not accepted,
-130 when an interrupt stopped it (its journals resumable).
+Exit status: 0 when every case is accepted, 1 when a case is not (or the verdict a command checks is
+negative), 2 on a usage or input error (one line, no traceback), 130 when an interrupt stopped a run (its
+journals resumable).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from harness import caseid
 from harness.bench import register as register_bench
 from harness.cases import DEFAULT_SEED, PROFILES, expand, group_by_kernel, kernel_points
-from harness.contracts import contracts_dir, load_contracts
+from harness.contracts import CONTRACTS_ENV, contracts_dir, load_contracts
 from harness.datafile import read_text
 from harness.errors import HarnessError, Interrupted
 from harness.expectations import Verdict
@@ -52,20 +52,42 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lane", choices=ALL_LANES, help="default: gpu where a GPU is present, else host")
-    parser.add_argument("--profile", choices=PROFILES, default="pr")
-    parser.add_argument("--backend", action="append", default=[], help="repeatable; default: every installed one")
+    parser.add_argument("--lane", choices=ALL_LANES,
+                        help="what to run (default: gpu where a CUDA device is present, else host)")
+    parser.add_argument("--profile", choices=PROFILES, default="pr",
+                        help="how many cases: full (qualification), pr (all pairs of kernel axes), smoke")
+    parser.add_argument("--backend", action="append", default=[], metavar="NAME",
+                        help="a backend to run, repeatable (default: every installed one)")
     parser.add_argument("--seed", type=whole_number, default=DEFAULT_SEED,
                         help="global seed; case seeds derive from it")
-    parser.add_argument("--arch", type=arch, default="sm_90", help="sm_<major><minor>[a|f] (%(default)s)")
-    parser.add_argument("--max-blocks", type=positive_int, default=4096,
+    parser.add_argument("--arch", type=arch, default="sm_90",
+                        help="GPU architecture the host lane compiles for: sm_<major><minor>[a|f]")
+    parser.add_argument("--max-blocks", type=positive_int, default=4096, metavar="N",
                         help="blocks per launch, at least 1 (lower under racecheck)")
-    parser.add_argument("--contracts", type=Path, help="contracts folder (default: the project's contracts/)")
-    parser.add_argument("--expectations", type=Path, help="default: expectations.toml in the contracts folder")
+    _contracts_option(parser)
+    parser.add_argument("--expectations", type=Path, metavar="FILE",
+                        help="waivers file (default: expectations.toml in the contracts folder)")
+
+
+def _contracts_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--contracts", type=Path, metavar="DIR",
+                        help=f"contracts folder (default: ${CONTRACTS_ENV}, else the checkout's contracts/)")
+
+
+def _contracts(args: argparse.Namespace) -> Path:
+    """The contracts folder a command reads. An installed harness has no checkout beside it: a default folder
+    without contracts is an error that says how to name one."""
+    if args.contracts is not None:
+        return Path(args.contracts)
+    folder = contracts_dir()
+    if not any(folder.glob("*.toml")):
+        raise HarnessError(f"{folder}: no contract files here: run from the root of a checkout, or name the "
+                           f"folder with --contracts or ${CONTRACTS_ENV}")
+    return folder
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
-    folder = args.contracts or contracts_dir()
+    folder = _contracts(args)
     if args.expectations is not None and not args.expectations.is_file():
         raise HarnessError(f"--expectations {args.expectations}: no such file")
     expectations = args.expectations or (folder / "expectations.toml")
@@ -75,7 +97,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    contracts = load_contracts(args.contracts)
+    contracts = load_contracts(_contracts(args))
     for contract in contracts:
         for profile in PROFILES:
             cases = expand(contract, "backend", profile)
@@ -172,30 +194,31 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m harness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("list", help="case counts per contract for both profiles")
-    p.add_argument("--contracts", type=Path)
+    p = sub.add_parser("list", help="case counts per contract and profile")
+    _contracts_option(p)
     p.add_argument("--profile", choices=PROFILES, default="pr", help="with --ids: whose ids to print")
     p.add_argument("--ids", action="store_true", help="also print every case id")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("run", help="run a lane into a journal (isolated worker; resumable)")
     _run_options(p)
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--resume", type=Path,
+    which.add_argument("--resume", type=Path, metavar="JOURNAL",
                        help="continue this journal of the same session: cases it records are not run again")
-    which.add_argument("--journal", type=Path, help=f"a new journal to write (default: ${LANE_OUT_ENV} or "
+    which.add_argument("--journal", type=Path, help=f"a new journal to write (default: in ${LANE_OUT_ENV} or "
                        "reports/out, named by lane and time)")
-    p.add_argument("--ids-file", type=Path, help="run only the case ids listed in this file (e.g. a re-run)")
-    p.add_argument("--group-timeout", type=seconds, default=900.0,
-                   help="seconds a kernel group may go without progress before it is a Timeout (at least 1)")
+    p.add_argument("--ids-file", type=Path, metavar="FILE",
+                   help="run only the case ids listed in this file (e.g. a re-run)")
+    p.add_argument("--group-timeout", type=seconds, default=900.0, metavar="SECONDS",
+                   help="how long a kernel group may go without progress before it is a Timeout (at least 1)")
     p.add_argument("--no-isolate", action="store_true", help="run in this process (no crash isolation)")
-    p.add_argument("--jobs", type=positive_int, default=1,
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="parallel workers, each a shard of the kernel groups with its own journal")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("worker", help="(internal) the worker process of a supervised run")
     _run_options(p)
-    p.add_argument("--journal", type=Path, required=True)
-    p.add_argument("--only", type=Path, help="file of the case ids to run")
-    p.add_argument("--shard", type=_shard, default=(1, 1), help="K/N: the K-th of N slices of the kernel groups")
+    p.add_argument("--journal", type=Path, required=True, help="the journal to write (the supervisor holds its lock)")
+    p.add_argument("--only", type=Path, metavar="FILE", help="file of the case ids to run")
+    p.add_argument("--shard", type=_shard, default="1/1", help="K/N: the K-th of N slices of the kernel groups")
     p.add_argument("--lock-fd", type=count, help="the supervisor's lock on the journal, inherited as this descriptor")
     p.add_argument("--supervised", action="store_true", help="end at once when standard input (the supervisor's "
                    "pipe) closes")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli import build_parser, main
+from harness.contracts import CONTRACTS_ENV
 from harness.journal import final_cases, read_journal
+from harness.report.cli import main as report_main
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV
 
@@ -80,3 +84,54 @@ def test_a_run_waives_with_live_expectations_only(small_contracts: Path, tmp_pat
         accepted = len(finals) if code == 0 else len(finals) - 2
         assert f"{accepted} of {len(finals)} cases accepted" in out
     assert err.count("expired on 2026-01-01") == 2
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    """The subcommand parsers of ``python -m harness``, by name."""
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+@pytest.mark.parametrize("command", ["list", "run", "worker"])
+def test_every_option_has_help_showing_its_default(command: str) -> None:
+    parser = _commands()[command]
+    shown = " ".join(parser.format_help().split())
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        assert action.help, f"{command} {'/'.join(action.option_strings)}: no help"
+        if action.default not in (None, False, []):
+            default = "{}/{}".format(*action.default) if isinstance(action.default, tuple) else action.default
+            assert f"(default: {default})" in shown, f"{command} {'/'.join(action.option_strings)}: default hidden"
+
+
+@pytest.mark.parametrize("command", [main, report_main], ids=["harness", "harness.report"])
+def test_help_is_plain_text(command: Callable[[list[str]], int], capsys: pytest.CaptureFixture[str]) -> None:
+    """Docstrings written for Sphinx show in --help without their reST markup."""
+    with pytest.raises(SystemExit):
+        command(["--help"])
+    text = capsys.readouterr().out
+    assert "exit" in text and "``" not in text and ":func:" not in text
+
+
+@pytest.mark.parametrize(("argv", "start"), [
+    (["run", "--profile", "bogus"], "error: argument --profile: invalid choice: 'bogus'"),
+    (["run", "--lane", "host", "--backend", "cuda-fortran"], "error: unknown backend(s) cuda-fortran"),
+], ids=["usage", "handled"])
+def test_usage_and_handled_errors_share_one_format(argv: list[str], start: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """One line, ``error: <where>: <what>``, whether argparse or the command found the problem."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(str(exc.code))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(start) and err.count("\n") == 1
+
+
+def test_a_default_contracts_folder_without_contracts_says_how_to_name_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An installed harness run outside a checkout finds no contracts/: the error says what to do."""
+    monkeypatch.setenv(CONTRACTS_ENV, str(tmp_path))
+    assert main(["list"]) == 2
+    assert f"name the folder with --contracts or ${CONTRACTS_ENV}" in capsys.readouterr().err
