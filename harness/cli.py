@@ -25,7 +25,7 @@ from harness.errors import HarnessError, Interrupted
 from harness.expectations import Verdict
 from harness.fingerprint import gpu_present
 from harness.journal import JournalLock
-from harness.lanes import LANE_OUT_ENV, LANES, SANITIZER_TOOLS, lane_kind
+from harness.lanes import ALL_LANES, LANE_OUT_ENV, LANE_WORK, lane_kind, lanes_not_run
 from harness.options import OneLineParser, arch, count, positive_int, seconds, whole_number
 from harness.oracles.block_load_store import blocks_per_case
 from harness.report.cli import register as register_report
@@ -35,13 +35,12 @@ from harness.session import (
     check_resume,
     exit_with_supervisor,
     phase_totals,
+    planned_groups,
     resolve_backends,
     resolve_journals,
     run_worker,
     supervise_shards,
 )
-
-ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -91,7 +90,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
     if args.expectations is not None and not args.expectations.is_file():
         raise HarnessError(f"--expectations {args.expectations}: no such file")
     expectations = args.expectations or (folder / "expectations.toml")
-    return RunConfig(lane=args.lane or ("gpu" if gpu_present() else "host"), profile=args.profile, seed=args.seed,
+    return RunConfig(lane=args.lane, profile=args.profile, seed=args.seed,
                      backends=list(args.backend), contracts_dir=folder, arch=args.arch,
                      max_blocks=args.max_blocks, expectations=expectations if expectations.exists() else None)
 
@@ -121,17 +120,29 @@ def summarize(finals: dict[str, Verdict]) -> tuple[Counter[tuple[str, str, str]]
     return counts, sum(1 for r in finals.values() if not r.accepted)
 
 
+def _announcement(lane: str, chosen: bool, gpu: bool, cases: int) -> str:
+    """What a run is about to do, and why this lane when the run picked it: the main job picks it itself."""
+    running = f"running the {lane} lane ({LANE_WORK[lane]}, {cases} cases)"
+    if not gpu and lane != "gpu":
+        running += "; the gpu lane needs a CUDA device"
+    return running if chosen else f"{'CUDA device' if gpu else 'no CUDA device'} found: {running}"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    gpu = gpu_present()
+    chosen, args.lane = args.lane is not None, args.lane or ("gpu" if gpu else "host")
     config = _config(args)
     if lane_kind(config.lane) != config.lane:
         tool = config.lane.partition("-")[2]
         raise HarnessError(f"lane {config.lane} runs under compute-sanitizer: use "
                            f"`python -m harness.sanitizer lane --tool {tool}` (or `tox -e {config.lane}`)")
     config.backends = resolve_backends(config.backends)  # before any worker starts: one clear error
-    load_contracts(config.contracts_dir)  # so is a bad contract
+    contracts = load_contracts(config.contracts_dir)  # so is a bad contract
     ledger = config.ledger()  # and an unreadable expectations file
     if args.ids_file:
         config.only_ids = frozenset(read_text(args.ids_file, HarnessError, f"--ids-file {args.ids_file}").split())
+    plan = planned_groups(config, contracts)
+    print(_announcement(config.lane, chosen, gpu, sum(len(cases) for _backend, cases in plan)), flush=True)
     out = Path(os.environ.get(LANE_OUT_ENV, "reports/out"))
     journal = args.resume or args.journal or out / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     shards = [replace(config, shard=(k, args.jobs)) for k in range(1, args.jobs + 1)]
@@ -171,6 +182,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("no case ran: a lane that ran nothing fails", file=sys.stderr)
         return 1
     print(f"{total - not_accepted} of {total} cases accepted")
+    print("lanes not run:")
+    for lane, how in lanes_not_run(config.lane, gpu):
+        print(f"  {lane:<15} {how}")
     return 1 if not_accepted or problems else 0
 
 

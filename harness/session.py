@@ -78,6 +78,10 @@ class RunConfig:
     only_ids: frozenset[str] | None = None  # run just these (a re-run of chosen cases)
     shard: tuple[int, int] = (1, 1)  # (k, n): this run takes every n-th kernel group, from the k-th
 
+    def covered(self, cases: list[Case]) -> list[Case]:
+        """The ``cases`` this run covers: those of ``only_ids``, when given."""
+        return cases if self.only_ids is None else [c for c in cases if c.id in self.only_ids]
+
     def session_record(self, env: dict[str, Any] | None = None) -> SessionRecord:
         """The journal's record of this run: what an identical re-run or a resume needs, and ``env`` (the
         fingerprint)."""
@@ -152,7 +156,7 @@ def resolve_backends(names: list[str]) -> list[str]:
 
 
 def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[str, list[Case]]]:
-    """(backend, cases of one kernel spec) in run order: this shard's share of the lane.
+    """(backend, cases of one kernel spec that the run covers) in run order: this shard's share of the lane.
 
     A shard takes a contiguous k-th slice of each backend's groups per contract: neighbouring kernel
     points share most compile-time parameters, so a backend whose kernels ignore some axis (numba's
@@ -164,7 +168,7 @@ def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[s
         for contract in contracts:
             mine = list(group_by_kernel(lane_cases(contract, backend, config.profile, config.lane)))
             groups += [(backend, cases) for _spec, cases in mine[(k - 1) * len(mine) // n:k * len(mine) // n]]
-    return groups
+    return [(backend, covered) for backend, cases in groups if (covered := config.covered(cases))]
 
 
 def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None) -> Counter[str]:
@@ -183,7 +187,7 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
         writer.write(session)
         engines: dict[str, Engine] = {}
         for backend, cases in planned_groups(config, contracts):
-            todo = [c for c in cases if c.id not in done and (config.only_ids is None or c.id in config.only_ids)]
+            todo = [c for c in cases if c.id not in done]
             if not todo:
                 continue
             if backend not in engines:

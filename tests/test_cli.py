@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import build_parser, main
-from harness.contracts import CONTRACTS_ENV
+from harness.contracts import CONTRACTS_ENV, load_contracts
 from harness.journal import final_cases, read_journal
+from harness.lanes import ALL_LANES, lane_cases
 from harness.report.cli import main as report_main
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV
@@ -135,3 +136,34 @@ def test_a_default_contracts_folder_without_contracts_says_how_to_name_one(
     monkeypatch.setenv(CONTRACTS_ENV, str(tmp_path))
     assert main(["list"]) == 2
     assert f"name the folder with --contracts or ${CONTRACTS_ENV}" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_without_a_gpu_a_run_says_it_runs_the_host_lane(small_contracts: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The main job picks its lane itself: it says which, why, and how many cases, before they run."""
+    monkeypatch.setattr("harness.cli.gpu_present", lambda: False)
+    main(["run", "--backend", "model", "--contracts", str(small_contracts), "--journal", str(tmp_path / "j.jsonl"),
+          "--no-isolate"])
+    n = sum(len(lane_cases(contract, "model", "pr", "host")) for contract in load_contracts(small_contracts))
+    assert capsys.readouterr().out.startswith(
+        f"no CUDA device found: running the host lane (compile + resource checks, {n} cases); the gpu lane needs "
+        "a CUDA device\n")
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_run_names_its_lane_and_at_the_end_the_lanes_it_did_not_run(small_contracts: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("harness.cli.gpu_present", lambda: False)
+    journal = tmp_path / "j.jsonl"
+    assert main(["run", "--lane", "simulator", "--backend", "model", "--contracts", str(small_contracts),
+                 "--journal", str(journal), "--no-isolate"]) == 0
+    out = capsys.readouterr().out
+    n = len(final_cases(read_journal(journal)))
+    assert out.startswith(f"running the simulator lane (kernels run in numba's CUDA simulator, on the CPU, {n} "
+                          "cases); the gpu lane needs a CUDA device\n")
+    not_run = out.split("lanes not run:\n")[1].splitlines()
+    assert [line.split()[0] for line in not_run] == [lane for lane in ALL_LANES if lane != "simulator"]
+    assert all("needs a CUDA device" in line for line in not_run if line.split()[0].startswith("gpu"))
