@@ -28,6 +28,7 @@ from harness.journal import JournalLock
 from harness.lanes import ALL_LANES, LANE_OUT_ENV, LANE_WORK, lane_kind, lanes_not_run
 from harness.options import OneLineParser, arch, count, positive_int, seconds, whole_number
 from harness.oracles.block_load_store import blocks_per_case
+from harness.progress import RunProgress
 from harness.report.cli import register as register_report
 from harness.session import (
     INTERRUPTED,
@@ -162,7 +163,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             for shard, path in zip(shards, journals, strict=True):
                 run_worker(shard, path)
         else:
-            supervise_shards(list(zip(shards, journals, strict=True)), args.group_timeout)
+            with RunProgress(plan, config.ledger(), sys.stderr) as progress:
+                supervise_shards(list(zip(shards, journals, strict=True)), args.group_timeout, progress)
     except (KeyboardInterrupt, Interrupted):
         one = len(journals) == 1
         raise Interrupted(f"interrupted: {', '.join(map(str, journals))} {'keeps' if one else 'keep'} what "

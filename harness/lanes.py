@@ -31,8 +31,8 @@ def lanes_not_run(ran: str, gpu: bool) -> list[tuple[str, str]]:
            "gpu": "python -m harness run --lane gpu"}
     for tool in SANITIZER_TOOLS:  # the tox env of racecheck is plain gpu
         env = "gpu" if tool == "racecheck" else f"gpu-{tool}"
-        how[f"gpu-{tool}"] = f"under compute-sanitizer {tool}: tox -e {env}"
-    return [(lane, how[lane] if gpu or lane_kind(lane) != "gpu" else f"needs a CUDA device, then: {how[lane]}")
+        how[f"gpu-{tool}"] = f"tox -e {env} (under compute-sanitizer {tool})"
+    return [(lane, how[lane] if gpu or lane_kind(lane) != "gpu" else f"needs a CUDA device: {how[lane]}")
             for lane in ALL_LANES if lane != ran]
 
 
