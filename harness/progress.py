@@ -4,19 +4,20 @@ anything else a plain line per backend now and then, so that a CI log stays read
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
-
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn
+from typing import IO, TYPE_CHECKING
 
 from harness import caseid
 from harness.expectations import Ledger
 from harness.journal import CaseRecord, GroupRecord, Record, from_json
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 #: A plain display writes a backend's line each time its cases pass another tenth of its total, and at least this
 #: often while it works: about a dozen lines per backend, however long the run.
@@ -98,11 +99,15 @@ class RunProgress:
         self._ledger, self._stream, self._clock = ledger, stream, clock
         self._lock = threading.Lock()
         self._inflight: dict[Path, tuple[Tally, set[str]]] = {}  # per journal: its group's cases without a verdict
-        console = Console(file=stream)
         self._live: Progress | None = None
-        if console.is_terminal and not console.is_dumb_terminal:
+        if stream.isatty() and os.environ.get("TERM") != "dumb":
+            # imported only here: a worker imports this module (for the tail) but shows nothing, and off a
+            # terminal plain lines need no rich
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
             self._live = Progress(TextColumn("{task.description:<11}"), BarColumn(), TaskProgressColumn(),
-                                  TextColumn("{task.fields[text]}"), console=console)
+                                  TextColumn("{task.fields[text]}"), console=Console(file=stream))
             self._tasks: dict[str, TaskID] = {
                 backend: self._live.add_task(backend, total=tally.cases, completed=tally.done, text=tally.text(0.0))
                 for backend, tally in self.tallies.items()}
