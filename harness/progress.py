@@ -130,7 +130,9 @@ class RunProgress:
             now = self._clock()
             for record in records:
                 if isinstance(record, GroupRecord) and record.cases:
-                    tally = self.tallies[caseid.parse(record.cases[0])[1]]
+                    tally = self._tally(record.cases[0])
+                    if tally is None:
+                        continue
                     if live and tally.started is None:
                         tally.started, tally.done_before = now, tally.done
                     self._inflight[journal] = (tally, set(record.cases))  # a group left unfinished is dropped
@@ -139,9 +141,14 @@ class RunProgress:
             if live:
                 self._show(now)
 
+    def _tally(self, case_id: str) -> Tally | None:
+        """The tally of the backend of ``case_id``; None for a backend this run does not cover (a resumed journal
+        may hold one that an --ids-file run leaves out)."""
+        return self.tallies.get(caseid.parse(case_id)[1])
+
     def _count(self, journal: Path, record: CaseRecord, now: float) -> None:
-        tally = self.tallies.get(caseid.parse(record.id)[1])
-        if tally is None:  # a case of a backend this run does not cover (an older session's)
+        tally = self._tally(record.id)
+        if tally is None:
             return
         tally.accepted[record.id] = self._ledger.resolve(record).accepted
         group = self._inflight.get(journal)

@@ -77,10 +77,6 @@ class RunConfig:
     only_ids: frozenset[str] | None = None  # run just these (a re-run of chosen cases)
     shard: tuple[int, int] = (1, 1)  # (k, n): this run takes every n-th kernel group, from the k-th
 
-    def covered(self, cases: list[Case]) -> list[Case]:
-        """The ``cases`` this run covers: those of ``only_ids``, when given."""
-        return cases if self.only_ids is None else [c for c in cases if c.id in self.only_ids]
-
     def session_record(self, env: dict[str, Any] | None = None) -> SessionRecord:
         """The journal's record of this run: what an identical re-run or a resume needs, and ``env`` (the
         fingerprint)."""
@@ -166,8 +162,10 @@ def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[s
     for backend in config.backends:
         for contract in contracts:
             mine = list(group_by_kernel(lane_cases(contract, backend, config.profile, config.lane)))
-            groups += [(backend, cases) for _spec, cases in mine[(k - 1) * len(mine) // n:k * len(mine) // n]]
-    return [(backend, covered) for backend, cases in groups if (covered := config.covered(cases))]
+            for _spec, cases in mine[(k - 1) * len(mine) // n:k * len(mine) // n]:
+                covered = [c for c in cases if config.only_ids is None or c.id in config.only_ids]
+                groups += [(backend, covered)] if covered else []
+    return groups
 
 
 def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None) -> Counter[str]:

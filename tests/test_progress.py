@@ -134,3 +134,13 @@ def test_a_run_off_a_terminal_prints_a_few_plain_progress_lines(small_contracts:
     n = _cases(journal)
     assert not ESCAPE.search(done.stderr + done.stdout)
     assert 1 <= len(lines) <= PLAIN_STEPS + 1 and f"cases {n}/{n}  0 failed" in lines[-1]
+
+
+def test_a_backend_the_run_leaves_out_is_passed_over() -> None:
+    """A resumed journal may hold groups of a backend that this run's --ids-file leaves out."""
+    other = "block.load/numba/dtype=int16,block=64,ipt=1,alg=direct,valid=zero,oob=none,offset=zero"
+    mine = other.replace("/numba/", "/model/")
+    progress = RunProgress([("model", [mine])], Ledger([], {}), io.StringIO())
+    progress.feed(Path("j.jsonl"), [GroupRecord("k", (other,)), CaseRecord(other, Status.FAIL, "simulator")],
+                  live=False)
+    assert set(progress.tallies) == {"model"} and progress.tallies["model"].done == 0
