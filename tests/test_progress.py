@@ -7,8 +7,10 @@ import io
 import os
 import pty
 import re
+import select
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,15 +111,19 @@ def test_a_run_on_a_terminal_shows_live_progress(small_contracts: Path, tmp_path
     proc = subprocess.Popen(_run(small_contracts, journal), stdin=child, stdout=child, stderr=child,
                             env={**env, "TERM": "xterm-256color", "COLUMNS": "200"})
     os.close(child)
-    shown = b""
-    while True:
+    shown, deadline = b"", time.monotonic() + 60
+    while time.monotonic() < deadline:  # read until the run closes its side (EOF), never past the deadline
+        if not select.select([main], [], [], 1)[0]:
+            continue
         try:
             chunk = os.read(main, 1 << 16)
-        except OSError:  # the pty's other side closed: the run ended
+        except OSError:  # EIO: the other side closed
             break
         if not chunk:
             break
         shown += chunk
+    else:
+        proc.kill()
     os.close(main)
     assert proc.wait(timeout=60) == 0
     text = shown.decode()
