@@ -2,13 +2,14 @@
 
 Exit status: 0 when every case is accepted, 1 when a case is not (or the verdict a command checks is
 negative), 2 on a usage or input error (one line, no traceback), 130 when an interrupt stopped a run (its
-journals resumable).
+journals resumable), 141 when the reader of the output went away (``| head``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from collections import Counter
@@ -257,3 +258,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, with a shell's status for SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush does not fail too
+        return 128 + signal.SIGPIPE

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -167,3 +170,13 @@ def test_a_run_names_its_lane_and_at_the_end_the_lanes_it_did_not_run(small_cont
     not_run = out.split("lanes not run:\n")[1].splitlines()
     assert [line.split()[0] for line in not_run] == [lane for lane in ALL_LANES if lane != "simulator"]
     assert all("needs a CUDA device" in line for line in not_run if line.split()[0].startswith("gpu"))
+
+
+def test_a_reader_that_goes_away_stops_the_output_quietly() -> None:
+    """``python -m harness list --ids | head`` ends without a traceback, like any command line tool."""
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "list", "--ids"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline().startswith(b"block.")
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGPIPE and err == b""
