@@ -1,14 +1,15 @@
-"""Command line: ``python -m harness list|run`` here; report, bundle, verify, nightly, baseline and diff
-come from ``harness.report.cli``.
+"""The coop conformance harness: list the cases, run a lane into a journal, report on journals.
 
-Handled errors (usage errors too) print one line and exit 2; a run exits 1 when any case is not accepted,
-130 when an interrupt stopped it (its journals resumable).
+Exit status: 0 when every case is accepted, 1 when a case is not (or the verdict a command checks is
+negative), 2 on a usage or input error (one line, no traceback), 130 when an interrupt stopped a run (its
+journals resumable), 141 when the reader of the output went away (``| head``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from collections import Counter
@@ -19,15 +20,16 @@ from pathlib import Path
 from harness import caseid
 from harness.bench import register as register_bench
 from harness.cases import DEFAULT_SEED, PROFILES, expand, group_by_kernel, kernel_points
-from harness.contracts import contracts_dir, load_contracts
+from harness.contracts import CONTRACTS_ENV, contracts_dir, load_contracts
 from harness.datafile import read_text
 from harness.errors import HarnessError, Interrupted
 from harness.expectations import Verdict
 from harness.fingerprint import gpu_present
 from harness.journal import JournalLock
-from harness.lanes import LANE_OUT_ENV, LANES, SANITIZER_TOOLS, lane_kind
+from harness.lanes import ALL_LANES, LANE_OUT_ENV, LANE_WORK, lane_kind, lanes_not_run
 from harness.options import OneLineParser, arch, count, positive_int, seconds, whole_number
 from harness.oracles.block_load_store import blocks_per_case
+from harness.progress import RunProgress
 from harness.report.cli import register as register_report
 from harness.session import (
     INTERRUPTED,
@@ -35,13 +37,12 @@ from harness.session import (
     check_resume,
     exit_with_supervisor,
     phase_totals,
+    planned_groups,
     resolve_backends,
     resolve_journals,
     run_worker,
     supervise_shards,
 )
-
-ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -52,30 +53,52 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lane", choices=ALL_LANES, help="default: gpu where a GPU is present, else host")
-    parser.add_argument("--profile", choices=PROFILES, default="pr")
-    parser.add_argument("--backend", action="append", default=[], help="repeatable; default: every installed one")
+    parser.add_argument("--lane", choices=ALL_LANES,
+                        help="what to run (default: gpu where a CUDA device is present, else host)")
+    parser.add_argument("--profile", choices=PROFILES, default="pr",
+                        help="how many cases: full (qualification), pr (all pairs of kernel axes), smoke")
+    parser.add_argument("--backend", action="append", default=[], metavar="NAME",
+                        help="a backend to run, repeatable (default: every installed one)")
     parser.add_argument("--seed", type=whole_number, default=DEFAULT_SEED,
                         help="global seed; case seeds derive from it")
-    parser.add_argument("--arch", type=arch, default="sm_90", help="sm_<major><minor>[a|f] (%(default)s)")
-    parser.add_argument("--max-blocks", type=positive_int, default=4096,
+    parser.add_argument("--arch", type=arch, default="sm_90",
+                        help="GPU architecture the host lane compiles for: sm_<major><minor>[a|f]")
+    parser.add_argument("--max-blocks", type=positive_int, default=4096, metavar="N",
                         help="blocks per launch, at least 1 (lower under racecheck)")
-    parser.add_argument("--contracts", type=Path, help="contracts folder (default: the project's contracts/)")
-    parser.add_argument("--expectations", type=Path, help="default: expectations.toml in the contracts folder")
+    _contracts_option(parser)
+    parser.add_argument("--expectations", type=Path, metavar="FILE",
+                        help="waivers file (default: expectations.toml in the contracts folder)")
+
+
+def _contracts_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--contracts", type=Path, metavar="DIR",
+                        help=f"contracts folder (default: ${CONTRACTS_ENV}, else the checkout's contracts/)")
+
+
+def _contracts(args: argparse.Namespace) -> Path:
+    """The contracts folder a command reads. An installed harness has no checkout beside it: a default folder
+    without contracts is an error that says how to name one."""
+    if args.contracts is not None:
+        return Path(args.contracts)
+    folder = contracts_dir()
+    if not any(folder.glob("*.toml")):
+        raise HarnessError(f"{folder}: no contract files here: run from the root of a checkout, or name the "
+                           f"folder with --contracts or ${CONTRACTS_ENV}")
+    return folder
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
-    folder = args.contracts or contracts_dir()
+    folder = _contracts(args)
     if args.expectations is not None and not args.expectations.is_file():
         raise HarnessError(f"--expectations {args.expectations}: no such file")
     expectations = args.expectations or (folder / "expectations.toml")
-    return RunConfig(lane=args.lane or ("gpu" if gpu_present() else "host"), profile=args.profile, seed=args.seed,
+    return RunConfig(lane=args.lane, profile=args.profile, seed=args.seed,
                      backends=list(args.backend), contracts_dir=folder, arch=args.arch,
                      max_blocks=args.max_blocks, expectations=expectations if expectations.exists() else None)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    contracts = load_contracts(args.contracts)
+    contracts = load_contracts(_contracts(args))
     for contract in contracts:
         for profile in PROFILES:
             cases = expand(contract, "backend", profile)
@@ -99,17 +122,29 @@ def summarize(finals: dict[str, Verdict]) -> tuple[Counter[tuple[str, str, str]]
     return counts, sum(1 for r in finals.values() if not r.accepted)
 
 
+def _announcement(lane: str, chosen: bool, gpu: bool, cases: int) -> str:
+    """What a run is about to do, and why this lane when the run picked it: the main job picks it itself."""
+    running = f"running the {lane} lane ({LANE_WORK[lane]}, {cases} cases)"
+    if not gpu and lane != "gpu":
+        running += "; the gpu lane needs a CUDA device"
+    return running if chosen else f"{'CUDA device' if gpu else 'no CUDA device'} found: {running}"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    gpu = gpu_present()
+    chosen, args.lane = args.lane is not None, args.lane or ("gpu" if gpu else "host")
     config = _config(args)
     if lane_kind(config.lane) != config.lane:
         tool = config.lane.partition("-")[2]
         raise HarnessError(f"lane {config.lane} runs under compute-sanitizer: use "
                            f"`python -m harness.sanitizer lane --tool {tool}` (or `tox -e {config.lane}`)")
     config.backends = resolve_backends(config.backends)  # before any worker starts: one clear error
-    load_contracts(config.contracts_dir)  # so is a bad contract
+    contracts = load_contracts(config.contracts_dir)  # so is a bad contract
     ledger = config.ledger()  # and an unreadable expectations file
     if args.ids_file:
         config.only_ids = frozenset(read_text(args.ids_file, HarnessError, f"--ids-file {args.ids_file}").split())
+    plan = planned_groups(config, contracts)
+    print(_announcement(config.lane, chosen, gpu, sum(len(cases) for _backend, cases in plan)), flush=True)
     out = Path(os.environ.get(LANE_OUT_ENV, "reports/out"))
     journal = args.resume or args.journal or out / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
     shards = [replace(config, shard=(k, args.jobs)) for k in range(1, args.jobs + 1)]
@@ -129,7 +164,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             for shard, path in zip(shards, journals, strict=True):
                 run_worker(shard, path)
         else:
-            supervise_shards(list(zip(shards, journals, strict=True)), args.group_timeout)
+            with RunProgress(plan, config.ledger(), sys.stderr) as progress:
+                supervise_shards(list(zip(shards, journals, strict=True)), args.group_timeout, progress)
     except (KeyboardInterrupt, Interrupted):
         one = len(journals) == 1
         raise Interrupted(f"interrupted: {', '.join(map(str, journals))} {'keeps' if one else 'keep'} what "
@@ -149,6 +185,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("no case ran: a lane that ran nothing fails", file=sys.stderr)
         return 1
     print(f"{total - not_accepted} of {total} cases accepted")
+    print("lanes not run:")
+    for lane, how in lanes_not_run(config.lane, gpu):
+        print(f"  {lane:<15} {how}")
     return 1 if not_accepted or problems else 0
 
 
@@ -172,30 +211,31 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m harness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("list", help="case counts per contract for both profiles")
-    p.add_argument("--contracts", type=Path)
+    p = sub.add_parser("list", help="case counts per contract and profile")
+    _contracts_option(p)
     p.add_argument("--profile", choices=PROFILES, default="pr", help="with --ids: whose ids to print")
     p.add_argument("--ids", action="store_true", help="also print every case id")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("run", help="run a lane into a journal (isolated worker; resumable)")
     _run_options(p)
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--resume", type=Path,
+    which.add_argument("--resume", type=Path, metavar="JOURNAL",
                        help="continue this journal of the same session: cases it records are not run again")
-    which.add_argument("--journal", type=Path, help=f"a new journal to write (default: ${LANE_OUT_ENV} or "
+    which.add_argument("--journal", type=Path, help=f"a new journal to write (default: in ${LANE_OUT_ENV} or "
                        "reports/out, named by lane and time)")
-    p.add_argument("--ids-file", type=Path, help="run only the case ids listed in this file (e.g. a re-run)")
-    p.add_argument("--group-timeout", type=seconds, default=900.0,
-                   help="seconds a kernel group may go without progress before it is a Timeout (at least 1)")
+    p.add_argument("--ids-file", type=Path, metavar="FILE",
+                   help="run only the case ids listed in this file (e.g. a re-run)")
+    p.add_argument("--group-timeout", type=seconds, default=900.0, metavar="SECONDS",
+                   help="how long a kernel group may go without progress before it is a Timeout (at least 1)")
     p.add_argument("--no-isolate", action="store_true", help="run in this process (no crash isolation)")
-    p.add_argument("--jobs", type=positive_int, default=1,
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="parallel workers, each a shard of the kernel groups with its own journal")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("worker", help="(internal) the worker process of a supervised run")
     _run_options(p)
-    p.add_argument("--journal", type=Path, required=True)
-    p.add_argument("--only", type=Path, help="file of the case ids to run")
-    p.add_argument("--shard", type=_shard, default=(1, 1), help="K/N: the K-th of N slices of the kernel groups")
+    p.add_argument("--journal", type=Path, required=True, help="the journal to write (the supervisor holds its lock)")
+    p.add_argument("--only", type=Path, metavar="FILE", help="file of the case ids to run")
+    p.add_argument("--shard", type=_shard, default="1/1", help="K/N: the K-th of N slices of the kernel groups")
     p.add_argument("--lock-fd", type=count, help="the supervisor's lock on the journal, inherited as this descriptor")
     p.add_argument("--supervised", action="store_true", help="end at once when standard input (the supervisor's "
                    "pipe) closes")
@@ -218,3 +258,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, with a shell's status for SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the exit's flush does not fail too
+        return 128 + signal.SIGPIPE

@@ -10,15 +10,30 @@ LANES = {"host": False, "simulator": True, "gpu": True}
 SANITIZER_TOOLS = ("racecheck", "memcheck", "initcheck", "synccheck")
 #: Set by the nightly runner: the folder where a lane must leave its journals.
 LANE_OUT_ENV = "COOP_LANE_OUT"
+#: What each lane that ``python -m harness run`` runs checks, in the words a run announces it with.
+LANE_WORK = {"host": "compile + resource checks", "simulator": "kernels run in numba's CUDA simulator, on the CPU",
+             "gpu": "kernels run on the CUDA device"}
+ALL_LANES = [*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
 
 
 def lane_kind(lane: str) -> str:
     """'gpu-racecheck' -> 'gpu'; sanitizer lanes run the gpu cases under a tool."""
     base, _, tool = lane.partition("-")
     if base not in LANES or (tool and (base != "gpu" or tool not in SANITIZER_TOOLS)):
-        lanes = ", ".join([*LANES, *(f"gpu-{t}" for t in SANITIZER_TOOLS)])
-        raise ValueError(f"unknown lane {lane!r}; lanes: {lanes}")
+        raise ValueError(f"unknown lane {lane!r}; lanes: {', '.join(ALL_LANES)}")
     return base
+
+
+def lanes_not_run(ran: str, gpu: bool) -> list[tuple[str, str]]:
+    """Every lane but ``ran``, each with how to run it, or, without a CUDA device (``gpu`` False), what it needs."""
+    how = {"host": "python -m harness run --lane host",
+           "simulator": "NUMBA_ENABLE_CUDASIM=1 python -m harness run --lane simulator --backend numba --profile smoke",
+           "gpu": "python -m harness run --lane gpu"}
+    for tool in SANITIZER_TOOLS:  # the tox env of racecheck is plain gpu
+        env = "gpu" if tool == "racecheck" else f"gpu-{tool}"
+        how[f"gpu-{tool}"] = f"tox -e {env} (under compute-sanitizer {tool})"
+    return [(lane, how[lane] if gpu or lane_kind(lane) != "gpu" else f"needs a CUDA device: {how[lane]}")
+            for lane in ALL_LANES if lane != ran]
 
 
 def kernel_cases(contract: Contract, backend: str, profile: str) -> list[Case]:

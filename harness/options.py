@@ -6,18 +6,48 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from typing import NoReturn
+from typing import Any, NoReturn
 
 #: The shortest --group-timeout (and other per-step timeouts): a worker takes about a second to start.
 MIN_SECONDS = 1.0
 _ARCH = re.compile(r"sm_[0-9]{2,3}[af]?")
 
 
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`|``([^`]+)``")
+
+
+def plain(text: str) -> str:
+    """``text`` without the reST markup of a docstring (literals, cross-reference roles), for a terminal.
+
+    >>> plain("``python -m harness run``: see :func:`harness.session.supervise`")
+    'python -m harness run: see harness.session.supervise'
+    """
+    return _ROLE.sub(lambda found: found[1] or found[2], text)
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """One help style for every command: plain text (docstrings lose their markup), each default shown once."""
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(plain(text))
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False, []):  # no default worth a word (an unset option, a flag, a list)
+            return plain(action.help or "")
+        return plain(super()._get_help_string(action) or "")
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line (``error: PROG: argument --x: ...``), exit status 2."""
+    """An argument parser whose usage errors are one line, exit status 2, in the format of every handled error
+    (``error: argument --x: ... (see PROG --help)``), and whose help (its subcommands' too) is written by
+    :class:`HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
 def _whole(text: str, minimum: int | None) -> int:

@@ -43,6 +43,7 @@ from harness.journal import (
     read_journal,
 )
 from harness.lanes import lane_cases, lane_kind
+from harness.progress import JournalTail, RunProgress
 from harness.statuses import Status
 
 #: The toolkit tag of a run, which expectations may name (``tags = { toolkit = ... }``).
@@ -59,8 +60,6 @@ INTERRUPTED = 130
 #: journal it resumes, activating a backend) is no kernel group, so a short --group-timeout never kills a
 #: healthy worker that is starting.
 STARTUP_SECONDS = 60.0
-#: How a group record's line starts its type tag (``to_json`` writes compact JSON): the end of starting.
-_ANNOUNCED = f'"type":"{GroupRecord.TYPE}"'.encode()
 
 
 @dataclass
@@ -152,7 +151,7 @@ def resolve_backends(names: list[str]) -> list[str]:
 
 
 def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[str, list[Case]]]:
-    """(backend, cases of one kernel spec) in run order: this shard's share of the lane.
+    """(backend, cases of one kernel spec that the run covers) in run order: this shard's share of the lane.
 
     A shard takes a contiguous k-th slice of each backend's groups per contract: neighbouring kernel
     points share most compile-time parameters, so a backend whose kernels ignore some axis (numba's
@@ -163,7 +162,9 @@ def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[s
     for backend in config.backends:
         for contract in contracts:
             mine = list(group_by_kernel(lane_cases(contract, backend, config.profile, config.lane)))
-            groups += [(backend, cases) for _spec, cases in mine[(k - 1) * len(mine) // n:k * len(mine) // n]]
+            for _spec, cases in mine[(k - 1) * len(mine) // n:k * len(mine) // n]:
+                covered = [c for c in cases if config.only_ids is None or c.id in config.only_ids]
+                groups += [(backend, covered)] if covered else []
     return groups
 
 
@@ -183,7 +184,7 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
         writer.write(session)
         engines: dict[str, Engine] = {}
         for backend, cases in planned_groups(config, contracts):
-            todo = [c for c in cases if c.id not in done and (config.only_ids is None or c.id in config.only_ids)]
+            todo = [c for c in cases if c.id not in done]
             if not todo:
                 continue
             if backend not in engines:
@@ -251,20 +252,38 @@ def _ended(journal: Path) -> bool:
 
 
 def supervise(config: RunConfig, journal: Path, group_timeout: float = 900.0, max_restarts: int = 50,
-              stop: threading.Event | None = None) -> None:
+              stop: threading.Event | None = None, progress: RunProgress | None = None) -> None:
     """Run the lane in child processes until it ends: a child that dies or falls silent inside a group costs
     that group, one lost between groups a restart. ``stop`` set (an interrupt) ends the child at once and
-    raises :class:`Interrupted`, charging nothing."""
+    raises :class:`Interrupted`, charging nothing. ``progress`` is fed every record the journal gains."""
     stop = stop or threading.Event()
     lock = JournalLock(journal)
+    tail = JournalTail(journal)
     try:
-        _supervise(config, journal, lock, group_timeout, max_restarts, stop)
+        if progress is not None:
+            progress.feed(journal, tail.read(), live=False)
+        _supervise(config, journal, lock, group_timeout, max_restarts, stop, _Follower(journal, tail, progress))
     finally:
         lock.release()
 
 
+@dataclass
+class _Follower:
+    """A supervisor's view of its journal as the worker writes it: every new record goes to the run's progress."""
+
+    journal: Path
+    tail: JournalTail
+    progress: RunProgress | None
+
+    def read(self) -> list[Record]:
+        records = self.tail.read()
+        if self.progress is not None:
+            self.progress.feed(self.journal, records)
+        return records
+
+
 def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeout: float, max_restarts: int,
-               stop: threading.Event) -> None:
+               stop: threading.Event, follower: _Follower) -> None:
     python = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]  # keep a -P run off the source tree
     cmd = [*python, "-m", "harness", "worker", *config.worker_args(), "--journal", str(journal),
            "--lock-fd", str(lock.fd), "--supervised", *config.write_only_ids(journal.with_suffix(".ids"))]
@@ -272,7 +291,8 @@ def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeou
     verdicts = len(final_cases(read_journal(journal)))
     while True:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, pass_fds=(lock.fd,))
-        timed_out = _watch(proc, journal, group_timeout, stop)
+        timed_out = _watch(proc, follower, group_timeout, stop)
+        follower.read()  # what the worker wrote last
         if proc.stdin is not None:
             proc.stdin.close()
         rc = proc.returncode
@@ -299,19 +319,15 @@ def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeou
         print(f"harness: worker restarted after charging {charged} case(s); resuming", file=sys.stderr)
 
 
-def _watch(proc: subprocess.Popen[bytes], journal: Path, timeout: float, stop: threading.Event) -> bool:
-    """Wait for ``proc``; kill it when the journal has not grown for ``timeout`` s (``STARTUP_SECONDS`` at least
-    until the worker announces its first group) and return True, or when ``stop`` is set."""
-    started = last_size = journal.stat().st_size
+def _watch(proc: subprocess.Popen[bytes], follower: _Follower, timeout: float, stop: threading.Event) -> bool:
+    """Wait for ``proc``; kill it when its journal has gained no record for ``timeout`` s (``STARTUP_SECONDS`` at
+    least until the worker announces its first group) and return True, or when ``stop`` is set."""
     last_change, starting = time.monotonic(), True
     while proc.poll() is None:
-        size = journal.stat().st_size
-        if size != last_size:
-            last_size, last_change = size, time.monotonic()
-            if starting:
-                with journal.open("rb") as fh:
-                    fh.seek(started)
-                    starting = _ANNOUNCED not in fh.read()
+        records = follower.read()
+        if records:
+            last_change = time.monotonic()
+            starting = starting and not any(isinstance(r, GroupRecord) for r in records)
         if time.monotonic() - last_change > (max(timeout, STARTUP_SECONDS) if starting else timeout):
             proc.kill()
             proc.wait()
@@ -322,12 +338,14 @@ def _watch(proc: subprocess.Popen[bytes], journal: Path, timeout: float, stop: t
     return False
 
 
-def supervise_shards(runs: list[tuple[RunConfig, Path]], group_timeout: float) -> None:
-    """Supervise each (shard, journal) in a thread of its own; an interrupt stops them all at once and raises
-    :class:`Interrupted`."""
+def supervise_shards(runs: list[tuple[RunConfig, Path]], group_timeout: float,
+                     progress: RunProgress | None = None) -> None:
+    """Supervise each (shard, journal) in a thread of its own, all feeding ``progress``; an interrupt stops them
+    all at once and raises :class:`Interrupted`."""
     stop = threading.Event()
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:
-        futures = [pool.submit(supervise, config, journal, group_timeout, stop=stop) for config, journal in runs]
+        futures = [pool.submit(supervise, config, journal, group_timeout, stop=stop, progress=progress)
+                   for config, journal in runs]
         try:
             for future in futures:
                 future.result()

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli import build_parser, main
+from harness.contracts import CONTRACTS_ENV, load_contracts
 from harness.journal import final_cases, read_journal
+from harness.lanes import ALL_LANES, lane_cases
+from harness.report.cli import main as report_main
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV
 
@@ -80,3 +88,95 @@ def test_a_run_waives_with_live_expectations_only(small_contracts: Path, tmp_pat
         accepted = len(finals) if code == 0 else len(finals) - 2
         assert f"{accepted} of {len(finals)} cases accepted" in out
     assert err.count("expired on 2026-01-01") == 2
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    """The subcommand parsers of ``python -m harness``, by name."""
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+@pytest.mark.parametrize("command", ["list", "run", "worker"])
+def test_every_option_has_help_showing_its_default(command: str) -> None:
+    parser = _commands()[command]
+    shown = " ".join(parser.format_help().split())
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        assert action.help, f"{command} {'/'.join(action.option_strings)}: no help"
+        if action.default not in (None, False, []):
+            default = "{}/{}".format(*action.default) if isinstance(action.default, tuple) else action.default
+            assert f"(default: {default})" in shown, f"{command} {'/'.join(action.option_strings)}: default hidden"
+
+
+@pytest.mark.parametrize("command", [main, report_main], ids=["harness", "harness.report"])
+def test_help_is_plain_text(command: Callable[[list[str]], int], capsys: pytest.CaptureFixture[str]) -> None:
+    """Docstrings written for Sphinx show in --help without their reST markup."""
+    with pytest.raises(SystemExit):
+        command(["--help"])
+    text = capsys.readouterr().out
+    assert "exit" in text and "``" not in text and ":func:" not in text
+
+
+@pytest.mark.parametrize(("argv", "start"), [
+    (["run", "--profile", "bogus"], "error: argument --profile: invalid choice: 'bogus'"),
+    (["run", "--lane", "host", "--backend", "cuda-fortran"], "error: unknown backend(s) cuda-fortran"),
+], ids=["usage", "handled"])
+def test_usage_and_handled_errors_share_one_format(argv: list[str], start: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """One line, ``error: <where>: <what>``, whether argparse or the command found the problem."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(str(exc.code))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(start) and err.count("\n") == 1
+
+
+def test_a_default_contracts_folder_without_contracts_says_how_to_name_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An installed harness run outside a checkout finds no contracts/: the error says what to do."""
+    monkeypatch.setenv(CONTRACTS_ENV, str(tmp_path))
+    assert main(["list"]) == 2
+    assert f"name the folder with --contracts or ${CONTRACTS_ENV}" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_without_a_gpu_a_run_says_it_runs_the_host_lane(small_contracts: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The main job picks its lane itself: it says which, why, and how many cases, before they run."""
+    monkeypatch.setattr("harness.cli.gpu_present", lambda: False)
+    main(["run", "--backend", "model", "--contracts", str(small_contracts), "--journal", str(tmp_path / "j.jsonl"),
+          "--no-isolate"])
+    n = sum(len(lane_cases(contract, "model", "pr", "host")) for contract in load_contracts(small_contracts))
+    assert capsys.readouterr().out.startswith(
+        f"no CUDA device found: running the host lane (compile + resource checks, {n} cases); the gpu lane needs "
+        "a CUDA device\n")
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_run_names_its_lane_and_at_the_end_the_lanes_it_did_not_run(small_contracts: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("harness.cli.gpu_present", lambda: False)
+    journal = tmp_path / "j.jsonl"
+    assert main(["run", "--lane", "simulator", "--backend", "model", "--contracts", str(small_contracts),
+                 "--journal", str(journal), "--no-isolate"]) == 0
+    out = capsys.readouterr().out
+    n = len(final_cases(read_journal(journal)))
+    assert out.startswith(f"running the simulator lane (kernels run in numba's CUDA simulator, on the CPU, {n} "
+                          "cases); the gpu lane needs a CUDA device\n")
+    not_run = out.split("lanes not run:\n")[1].splitlines()
+    assert [line.split()[0] for line in not_run] == [lane for lane in ALL_LANES if lane != "simulator"]
+    assert all("needs a CUDA device" in line for line in not_run if line.split()[0].startswith("gpu"))
+
+
+def test_a_reader_that_goes_away_stops_the_output_quietly() -> None:
+    """``python -m harness list --ids | head`` ends without a traceback, like any command line tool."""
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "list", "--ids"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline().startswith(b"block.")
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGPIPE and err == b""

@@ -126,6 +126,9 @@ def build(
     target_root = target_root or Path(os.environ.get(TARGET_DIR_ENV) or crate / "target")
     passes = []
     for capability in capabilities:
+        # the first pass per capability builds core from source, silently: say so before it starts
+        log(f"coop_rustfatbin.build: {capability.sm}: cargo build of core and the kernel crate (about a minute "
+            "when nothing is cached) ...")
         result = _pass(crate, target_root / capability.sm, capability, toolchain)
         cached = " (ptxas cached)" if result.ptxas_cached else ""
         log(
@@ -135,6 +138,7 @@ def build(
         passes.append(result)
     out_dir.mkdir(parents=True, exist_ok=True)
     fatbin = out_dir / FATBIN_NAME
+    log(f"coop_rustfatbin.build: packing {','.join(p.capability.sm for p in passes)} into {FATBIN_NAME} (fatbinary)")
     _pack(passes, fatbin, toolchain)
     manifest = {
         "schema": MANIFEST_SCHEMA,
