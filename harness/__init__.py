@@ -1,6 +1,6 @@
 """The coop conformance harness: contracts -> cases -> adapters -> journal -> verdicts -> reports.
 
-Importing it loads no backend and probes no GPU; backends arrive through ``coop.registry``.
+Importing it loads no backend and probes no GPU; backends arrive through ``coopcheck.registry``.
 """
 
 __version__ = "0.1.0"

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import coop
+import coopcheck
 
 from harness.cases import DEFAULT_SEED, PROFILES, Case, group_by_kernel
 from harness.contracts import load_contracts
@@ -58,7 +58,7 @@ class Measure:
 
 
 def pick_groups(backend: str, profile: str, groups: int,
-                contracts_dir: Path | None) -> list[tuple[coop.KernelSpec, list[Case]]]:
+                contracts_dir: Path | None) -> list[tuple[coopcheck.KernelSpec, list[Case]]]:
     """``groups`` kernel groups per contract, evenly spaced over the profile (deterministic)."""
     chosen = []
     for contract in load_contracts(contracts_dir):
@@ -69,11 +69,11 @@ def pick_groups(backend: str, profile: str, groups: int,
     return chosen
 
 
-def measure(backend: str, mode: str, groups: list[tuple[coop.KernelSpec, list[Case]]], seed: int,
+def measure(backend: str, mode: str, groups: list[tuple[coopcheck.KernelSpec, list[Case]]], seed: int,
             tool: str) -> Measure:
     """Time one mode; compiles, and each kernel's first launch (module load, lazy initialization), happen
     before the clock starts."""
-    engine = Engine(coop.register(backend), "gpu", seed, lambda record: None)
+    engine = Engine(coopcheck.register(backend), "gpu", seed, lambda record: None)
     for spec, cases in groups:
         engine.prepare(spec)
         engine.run_group(spec, cases[:1])
@@ -92,8 +92,8 @@ def measure(backend: str, mode: str, groups: list[tuple[coop.KernelSpec, list[Ca
 def launchable(names: list[str]) -> tuple[list[str], dict[str, str]]:
     """(backends that can launch here, the others with why)."""
     found, skipped = [], {}
-    for name in names or coop.available():
-        adapter = coop.register(name)
+    for name in names or coopcheck.available():
+        adapter = coopcheck.register(name)
         if adapter.can_launch():
             found.append(name)
         else:

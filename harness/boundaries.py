@@ -11,8 +11,8 @@ import hashlib
 import re
 from collections.abc import Callable
 
-import coop
-from coop.vocabulary import WARP_SIZE
+import coopcheck
+from coopcheck.vocabulary import WARP_SIZE
 
 #: The valid_items boundaries a case may name, each a function of (tile, threads, ipt): the values
 #: implementations get wrong, swept in every kernel point (those outside [0, tile] do not exist there).
@@ -37,10 +37,10 @@ VALID_BOUNDARIES: dict[str, Callable[[int, int, int], int]] = {
 RANDOM_VALID = re.compile(r"^rand\.[1-9][0-9]?$")
 
 
-def valid_value(name: str, spec: coop.KernelSpec, point_key: str) -> int:
+def valid_value(name: str, spec: coopcheck.KernelSpec, point_key: str) -> int:
     """The valid_items a boundary name stands for in one kernel point (it may fall outside [0, tile]).
 
-    >>> valid_value("threads+1", coop.KernelSpec("block.load", "int32", (16, 8), 4, "direct"), "k")
+    >>> valid_value("threads+1", coopcheck.KernelSpec("block.load", "int32", (16, 8), 4, "direct"), "k")
     129
     """
     tile, threads, ipt = spec.tile, spec.threads, spec.items_per_thread

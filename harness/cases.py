@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-import coop
+import coopcheck
 import numpy as np
-from coop.vocabulary import STATIC_RULES
+from coopcheck.vocabulary import STATIC_RULES
 
 from harness import caseid
 from harness.boundaries import valid_value
@@ -53,9 +53,9 @@ class Case:
         return dict(self.params)[key]
 
     @cached_property  # read several times per case (building, judging, seeding valid_items)
-    def spec(self) -> coop.KernelSpec:
+    def spec(self) -> coopcheck.KernelSpec:
         p = dict(self.params)
-        return coop.KernelSpec(
+        return coopcheck.KernelSpec(
             operation=self.contract.operation,
             dtype=p["dtype"],
             block=parse_block(p["block"]),
@@ -110,14 +110,14 @@ def point_valid_names(contract: Contract, point: tuple[tuple[str, Any], ...]) ->
 def _kernel_ok(contract: Contract, point: dict[str, Any]) -> bool:
     """False for points an excluded static rule rejects; other rule breaks are contract bugs."""
     try:
-        coop.check_static(
+        coopcheck.check_static(
             contract.operation,
             block=parse_block(point["block"]),
             items_per_thread=point["ipt"],
             algorithm=point["alg"],
             dtype=point["dtype"],
         )
-    except coop.InvalidParameter as exc:
+    except coopcheck.InvalidParameter as exc:
         if exc.rule in contract.excluded_rules:
             return False
         from harness.errors import ContractError
@@ -229,9 +229,9 @@ def case_from_id(case_id: str, contracts: Iterable[Contract]) -> Case:
     return case
 
 
-def group_by_kernel(cases: Iterable[Case]) -> Iterator[tuple[coop.KernelSpec, list[Case]]]:
+def group_by_kernel(cases: Iterable[Case]) -> Iterator[tuple[coopcheck.KernelSpec, list[Case]]]:
     """Run cases grouped by kernel spec, in first-seen order (one compile, one launch each)."""
-    groups: dict[coop.KernelSpec, list[Case]] = {}
+    groups: dict[coopcheck.KernelSpec, list[Case]] = {}
     for case in cases:
         groups.setdefault(case.spec, []).append(case)
     yield from groups.items()

@@ -16,9 +16,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-import coop
+import coopcheck
 import jsonschema
-from coop.vocabulary import STATIC_RULES
+from coopcheck.vocabulary import STATIC_RULES
 
 from harness.boundaries import RANDOM_VALID, VALID_BOUNDARIES
 from harness.datafile import read_toml
@@ -88,8 +88,8 @@ class Contract:
 @cache
 def _schema() -> dict[str, Any]:
     schema: dict[str, Any] = json.loads(files("harness").joinpath("contract_schema.json").read_text())
-    schema["$defs"]["dtype"] = {"enum": list(coop.DTYPES)}
-    schema["$defs"]["algorithm"] = {"enum": list(coop.ALGORITHMS)}
+    schema["$defs"]["dtype"] = {"enum": list(coopcheck.DTYPES)}
+    schema["$defs"]["algorithm"] = {"enum": list(coopcheck.ALGORITHMS)}
     schema["$defs"]["static_rule"] = {"enum": sorted(STATIC_RULES)}
     schema["$defs"]["valid_name"] = {"anyOf": [{"enum": list(VALID_BOUNDARIES)},
                                                {"type": "string", "pattern": RANDOM_VALID.pattern}]}
@@ -178,7 +178,7 @@ def _check_reject(path: Path, index: int, operation: str, rej: dict[str, Any]) -
     """A reject case must break exactly the rule it names, or it proves nothing."""
     p = rej["params"]
     try:
-        coop.check_static(
+        coopcheck.check_static(
             operation,
             block=parse_block(p["block"]),
             items_per_thread=p["ipt"],
@@ -188,7 +188,7 @@ def _check_reject(path: Path, index: int, operation: str, rej: dict[str, Any]) -
             valid_items=p.get("static_valid_items"),
             offset=p.get("static_offset"),
         )
-    except coop.InvalidParameter as exc:
+    except coopcheck.InvalidParameter as exc:
         if exc.rule == rej["rule"]:
             return
         raise _fail(path, f"reject[{index}]", f"breaks rule {exc.rule!r}, not the declared {rej['rule']!r}") from None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import coop
+import coopcheck
 
 from harness.cases import Case
 from harness.errors import HarnessError
@@ -45,7 +45,7 @@ def _where(exc: BaseException) -> str:
 class Engine:
     """Runs groups for one adapter in one lane; every verdict and launch goes to ``emit``."""
 
-    adapter: coop.Adapter
+    adapter: coopcheck.Adapter
     lane: str
     seed: int
     emit: Emit
@@ -58,7 +58,7 @@ class Engine:
     #: Seconds spent per phase (see :meth:`timed`), for the run summary and the journal's end record.
     phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
-    def run_group(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
+    def run_group(self, spec: coopcheck.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         """Verdicts for every case of one kernel spec (rejections may share the spec's kernel point).
 
         Only what the adapter itself does becomes a verdict: an error of the harness (its oracle, its
@@ -85,7 +85,7 @@ class Engine:
         finally:
             self.phases[phase] += time.perf_counter() - started
 
-    def _verdicts(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
+    def _verdicts(self, spec: coopcheck.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         records = [self._reject(c) for c in cases if c.reject is not None]
         rest = [c for c in cases if c.reject is None]
         if rest:
@@ -117,23 +117,23 @@ class Engine:
         try:
             with self.timed("compile"):
                 self.adapter.compile(case.spec, arch=self.arch)
-        except coop.InvalidParameter as exc:
+        except coopcheck.InvalidParameter as exc:
             if exc.rule == want:
                 return self._record(case, Status.PASS, str(exc))
             return self._record(case, Status.FAIL, f"refused with rule {exc.rule!r}, expected {want!r}: {exc}",
                                 ("static-parameters",))
         except Exception as exc:  # a crash instead of the clear error is itself the failure
-            return self._record(case, Status.FAIL, f"expected coop.InvalidParameter[{want}], got {_one_line(exc)}",
+            return self._record(case, Status.FAIL, f"expected coopcheck.InvalidParameter[{want}], got {_one_line(exc)}",
                                 ("static-parameters",))
         return self._record(case, Status.FAIL, f"compiled a combination it must reject ({want})",
                             ("static-parameters",))
 
-    def prepare(self, spec: coop.KernelSpec) -> None:
+    def prepare(self, spec: coopcheck.KernelSpec) -> None:
         """Compile ``spec``'s kernel now (a benchmark keeps compiles off its clock); a failure shows later."""
         with suppress(CompileFailed):
             self._compile(spec)
 
-    def _compile(self, spec: coop.KernelSpec) -> Any:
+    def _compile(self, spec: coopcheck.KernelSpec) -> Any:
         """Compile once per kernel key; a failure is remembered, not retried, per key."""
         key = self.adapter.kernel_key(spec)
         if key in self._compile_errors:
@@ -148,13 +148,13 @@ class Engine:
                 raise CompileFailed(self._compile_errors[key]) from None
         return self._compiled[key]
 
-    def _inspect(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
+    def _inspect(self, spec: coopcheck.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         """Host lane: compile for ``arch`` and check the contract's resource rules on the SASS."""
         try:
             from harness.inspect import forbidden_hits, inspect_artifacts, resource_violations
         except ImportError as exc:
             raise HarnessError(f"the host lane inspects artifacts with the harness's 'inspect' extra "
-                               f"(pip install 'coop-harness[inspect]'): {exc}") from None
+                               f"(pip install 'coopcheck-harness[inspect]'): {exc}") from None
         try:
             compiled = self._compile(spec)
             artifacts = self.adapter.artifacts(compiled)
@@ -175,7 +175,7 @@ class Engine:
             return [self._record(c, Status.FAIL, "; ".join(violations), ("resources",), sha) for c in cases]
         return [self._record(c, Status.PASS, "", (), sha) for c in cases]
 
-    def _run(self, spec: coop.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
+    def _run(self, spec: coopcheck.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
         if not cases:
             return []
         started = time.perf_counter()
@@ -190,7 +190,7 @@ class Engine:
             records += self._launch(spec, compiled, cases[start:start + per_launch])
         return records
 
-    def _launch(self, spec: coop.KernelSpec, compiled: Any, cases: list[Case]) -> list[CaseRecord]:
+    def _launch(self, spec: coopcheck.KernelSpec, compiled: Any, cases: list[Case]) -> list[CaseRecord]:
         """One batched launch judged from a snapshot of its inputs; only the adapter's own errors are Crash.
         Each case is charged an equal share of the launch's wall time (build, launch, judge)."""
         started = time.perf_counter()
@@ -198,7 +198,7 @@ class Engine:
             launch = oracle.build(spec, cases, self.seed)
             before = oracle.snapshot(launch.batch)
         self.launches += 1
-        self.emit(LaunchRecord(coop.kernel_symbol(spec), tuple(c.id for c in cases), self.launches,
+        self.emit(LaunchRecord(coopcheck.kernel_symbol(spec), tuple(c.id for c in cases), self.launches,
                                blocks=tuple(int(b) for b in launch.case_of_block)))
         try:
             with self.timed("launch"):

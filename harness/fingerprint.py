@@ -14,8 +14,8 @@ from typing import Any
 from harness.datafile import read_json
 from harness.errors import HarnessError
 
-PACKAGES = ("coop", "coop-harness", "coop-numba", "coop-cutlass", "coop-rustfatbin", "numpy", "numba",
-            "numba-cuda", "nvidia-cutlass-dsl", "cuda-bindings", "torch", "pytest", "pytest-xdist")
+PACKAGES = ("coopcheck", "coopcheck-harness", "coopcheck-numba", "coopcheck-cutlass", "coopcheck-rustfatbin", "numpy",
+            "numba", "numba-cuda", "nvidia-cutlass-dsl", "cuda-bindings", "torch", "pytest", "pytest-xdist")
 MANIFEST_ENV = "COOP_WHEEL_MANIFEST"
 
 

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import coop
+import coopcheck
 import pytest
 
 from harness import caseid
@@ -46,7 +46,7 @@ SCOPE_KEYS = (*KERNEL_AXES, "reject")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("coop", "coop conformance cases")
+    group = parser.getgroup("coopcheck", "coop conformance cases")
     group.addoption("--coop-lane", help="run the contract cases of this lane (host, simulator, gpu, gpu-<tool>)")
     group.addoption("--coop-profile", default="pr", choices=PROFILES)
     group.addoption("--coop-backend", action="append", default=[], help="repeatable; default: all installed")
@@ -149,7 +149,7 @@ class CaseRunner:
 
     def _engine(self, backend: str) -> Engine:
         if backend not in self.engines:
-            self.engines[backend] = Engine(coop.register(backend), self.config.lane, self.config.seed, self.emit,
+            self.engines[backend] = Engine(coopcheck.register(backend), self.config.lane, self.config.seed, self.emit,
                                            self.config.arch, self.config.max_blocks)
         return self.engines[backend]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import coop
+import coopcheck
 
 from harness.cases import DEFAULT_SEED, Case, group_by_kernel
 from harness.contracts import Contract, contract_paths, load_contracts
@@ -139,10 +139,10 @@ def _shown(name: str, value: Any) -> str:
 
 def resolve_backends(names: list[str]) -> list[str]:
     """The named backends, or every installed one; an unknown name is an error listing the known."""
-    installed = coop.available()
+    installed = coopcheck.available()
     if not names:
         if not installed:
-            raise HarnessError("no coop backend is installed (entry-point group coop.backends is empty)")
+            raise HarnessError("no coop backend is installed (entry-point group coopcheck.backends is empty)")
         return installed
     unknown = [n for n in names if n not in installed]
     if unknown:
@@ -189,7 +189,7 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
                 continue
             if backend not in engines:
                 activating = time.perf_counter()
-                engines[backend] = Engine(coop.register(backend), config.lane, config.seed, writer.write,
+                engines[backend] = Engine(coopcheck.register(backend), config.lane, config.seed, writer.write,
                                           config.arch, config.max_blocks)
                 engines[backend].phases["startup"] += time.perf_counter() - activating + (
                     activating - started if len(engines) == 1 else 0.0)

@@ -10,7 +10,7 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
-from coop import registry
+from coopcheck import registry
 
 from tests.faults.figures import Figures
 from tests.support.model_backend import ENTRY_POINT

@@ -50,7 +50,7 @@ def test_a_benchmark_of_wrong_answers_says_so(small_contracts: Path, tmp_path: P
 
 def test_without_a_backend_that_can_launch_it_names_the_others(capsys: pytest.CaptureFixture[str],
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from coop import registry
+    from coopcheck import registry
 
     monkeypatch.setattr(registry, "_entry_points", lambda: {})
     monkeypatch.setattr(registry, "_active", {})

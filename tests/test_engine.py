@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import coop
+import coopcheck
 import numpy as np
 import pytest
 
@@ -78,8 +78,8 @@ def test_max_blocks_is_checked_where_it_is_parsed(value: str, capsys: pytest.Cap
 class ShortOutput(ModelAdapter):
     """Returns one element too few: the launch broke the ABI, every one of its cases fails."""
 
-    def launch(self, compiled: coop.KernelSpec, spec: coop.KernelSpec,
-               batch: coop.LoadBatch | coop.StoreBatch) -> np.ndarray:
+    def launch(self, compiled: coopcheck.KernelSpec, spec: coopcheck.KernelSpec,
+               batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> np.ndarray:
         return super().launch(compiled, spec, batch)[:-1]
 
 
@@ -92,7 +92,7 @@ def test_an_output_off_the_abi_fails_every_case_of_its_launch_by_rule(small_cont
 
 
 class RaisesInUnsupported(ModelAdapter):
-    def unsupported_reason(self, spec: coop.KernelSpec) -> str | None:
+    def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
         raise KeyError(spec.algorithm)
 
 
@@ -106,8 +106,8 @@ def test_an_adapter_that_raises_while_declaring_support_crashes_its_group(small_
 class CorruptsBlockZero(ModelAdapter):
     """A position-dependent bug: the first block of every launch gets one bit flipped."""
 
-    def launch(self, compiled: coop.KernelSpec, spec: coop.KernelSpec,
-               batch: coop.LoadBatch | coop.StoreBatch) -> np.ndarray:
+    def launch(self, compiled: coopcheck.KernelSpec, spec: coopcheck.KernelSpec,
+               batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> np.ndarray:
         out = super().launch(compiled, spec, batch)
         out.view(np.uint8)[0] ^= 1
         return out

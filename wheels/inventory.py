@@ -11,18 +11,18 @@ from wheels.projects import Project, discover
 from wheels.wheelfile import Wheel, read_wheel
 
 #: The dependency-free base distribution; its import package has the same name.
-BASE = "coop"
-#: Entry-point group through which backends arrive (``coop.registry.GROUP``).
-BACKENDS_GROUP = "coop.backends"
+BASE = "coopcheck"
+#: Entry-point group through which backends arrive (``coopcheck.registry.GROUP``).
+BACKENDS_GROUP = "coopcheck.backends"
 
 
 @dataclass(frozen=True)
 class Backend:
-    """One ``coop.backends`` entry point and the qualified namespace package it lives in."""
+    """One ``coopcheck.backends`` entry point and the qualified namespace package it lives in."""
 
     name: str
     distribution: str
-    namespace: str  # top-level package of the entry point's module, e.g. ``coop_numba``
+    namespace: str  # top-level package of the entry point's module, e.g. ``coopcheck_numba``
     third_party: frozenset[str]  # requirements that are not the project's own distributions
 
 

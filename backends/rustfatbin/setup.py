@@ -1,7 +1,7 @@
 """Wheel build hook: ``build_py`` also builds the kernel crate into the fatbin it ships.
 
 The capabilities come from ``COOP_CUDA_ARCHS`` (default ``8.0;9.0``, ``+PTX`` adds an arch's PTX);
-the tools are found as ``coop_rustfatbin.toolchain`` says. Everything else is in pyproject.toml.
+the tools are found as ``coopcheck_rustfatbin.toolchain`` says. Everything else is in pyproject.toml.
 """
 
 import os
@@ -19,9 +19,9 @@ class BuildPyWithFatbin(build_py):
         super().run()
         # The build module needs only the standard library, so it runs before any dependency exists.
         sys.path.insert(0, str(HERE / "src"))
-        from coop_rustfatbin import build
+        from coopcheck_rustfatbin import build
 
-        out = Path(self.build_lib) / "coop_rustfatbin" / "data"
+        out = Path(self.build_lib) / "coopcheck_rustfatbin" / "data"
         archs = build.parse_capabilities(os.environ.get(build.ARCHS_ENV, build.DEFAULT_ARCHS))
         build.build(HERE / "kernels", out, archs)
 

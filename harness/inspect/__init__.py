@@ -1,6 +1,6 @@
 """The artifact inspector: resource figures and final SASS of one kernel, and the contracts' resource rules.
 
-Backends never inspect their own artifacts; they return :class:`coop.Artifacts` and the harness
+Backends never inspect their own artifacts; they return :class:`coopcheck.Artifacts` and the harness
 reads the cubin (for a fatbin, the entry the base package extracted) with pyelftools and nvdisasm::
 
     report = inspect_artifacts(artifacts)

@@ -1,4 +1,4 @@
-"""The inspection of one compiled kernel: its resource figures and final SASS, from ``coop.Artifacts``."""
+"""The inspection of one compiled kernel: its resource figures and final SASS, from ``coopcheck.Artifacts``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-import coop
+import coopcheck
 
 from harness.inspect.cubin import read_resources
 from harness.inspect.errors import InspectError
@@ -55,7 +55,7 @@ class KernelReport:
         return [i for i in self.instructions if matches(pattern, i.mnemonic)]
 
 
-def inspect_artifacts(artifacts: coop.Artifacts) -> KernelReport:
+def inspect_artifacts(artifacts: coopcheck.Artifacts) -> KernelReport:
     """Inspect ``artifacts.kernel_name`` in ``artifacts.cubin`` (a fatbin's entry is extracted first)."""
     kernel = artifacts.kernel_name
     if artifacts.cubin is None:

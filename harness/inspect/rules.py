@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import coop
+import coopcheck
 
 from harness.errors import ContractError
 from harness.inspect.report import KernelReport
@@ -100,8 +100,8 @@ def _check_rule(index: int, rule: Mapping[str, Any]) -> None:
     if not isinstance(algorithms, list) or not algorithms:
         raise ContractError(f"{where}.algorithms: a non-empty list of algorithms or '*' is required")
     for name in algorithms:
-        if name != "*" and name not in coop.ALGORITHMS:
-            known = ", ".join(coop.ALGORITHMS)
+        if name != "*" and name not in coopcheck.ALGORITHMS:
+            known = ", ".join(coopcheck.ALGORITHMS)
             raise ContractError(f"{where}.algorithms: {name!r} is not '*' or one of {known}")
     for key in (*_EXACT, "min_shared_bytes"):
         value = rule.get(key, 0)

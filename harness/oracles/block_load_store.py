@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import coop
+import coopcheck
 import numpy as np
 import numpy.typing as npt
 
@@ -24,7 +24,7 @@ from harness.cases import Case
 from harness.oracles import diagnose
 from harness.oracles.values import fill, patterns, raw_view
 
-Batch = coop.LoadBatch | coop.StoreBatch
+Batch = coopcheck.LoadBatch | coopcheck.StoreBatch
 Array = npt.NDArray[np.generic]
 #: Spare elements per block region: room for the largest offset class (32) plus alignment.
 REGION_SLACK = 32
@@ -55,12 +55,13 @@ INPUT_FIELDS = {"block.load": ("src", "init", "valid", "offset", "has_oob", "oob
                 "block.store": ("items", "valid", "offset")}
 
 
-def region(spec: coop.KernelSpec) -> int:
+def region(spec: coopcheck.KernelSpec) -> int:
     """Elements per block region of src (Load) or dst (Store); keeps every block 16-byte aligned."""
     return -(-(spec.tile + REGION_SLACK) // REGION_ALIGN) * REGION_ALIGN
 
 
-def tile_index(spec: coop.KernelSpec, algorithm: str | None = None, y_major: bool = False) -> npt.NDArray[np.int64]:
+def tile_index(spec: coopcheck.KernelSpec, algorithm: str | None = None,
+               y_major: bool = False) -> npt.NDArray[np.int64]:
     """Tile index of payload slot (rank, i), flattened in slot order rank*ipt + i.
 
     ``algorithm`` and ``y_major`` give the index a known wrong implementation computes (diagnosis).
@@ -76,7 +77,7 @@ def tile_index(spec: coop.KernelSpec, algorithm: str | None = None, y_major: boo
     return idx.reshape(-1).astype(np.int64)
 
 
-def n_codes(spec: coop.KernelSpec) -> int:
+def n_codes(spec: coopcheck.KernelSpec) -> int:
     """Distinct elements of one block: every input element, sentinel and the oob default."""
     return region(spec) + spec.tile + (1 if spec.operation == "block.load" else 0)
 
@@ -85,7 +86,7 @@ def n_codes(spec: coop.KernelSpec) -> int:
 class Launch:
     """One batched launch: block b runs case ``cases[case_of_block[b]]`` in pattern ``pattern_of_block[b]``."""
 
-    spec: coop.KernelSpec
+    spec: coopcheck.KernelSpec
     cases: tuple[Case, ...]
     batch: Batch
     case_of_block: npt.NDArray[np.int64]
@@ -94,7 +95,7 @@ class Launch:
     seed: int  # the block-order seed
 
 
-def blocks_per_case(spec: coop.KernelSpec) -> int:
+def blocks_per_case(spec: coopcheck.KernelSpec) -> int:
     return len(patterns(spec.dtype, n_codes(spec)))
 
 
@@ -106,7 +107,7 @@ def block_order(global_seed: int, cases: Sequence[Case], n_patterns: int) -> tup
     return seed, np.random.default_rng(seed).permutation(len(cases) * n_patterns).astype(np.int64)
 
 
-def build(spec: coop.KernelSpec, cases: Sequence[Case], global_seed: int) -> Launch:
+def build(spec: coopcheck.KernelSpec, cases: Sequence[Case], global_seed: int) -> Launch:
     """Inputs of one launch: every value drawn from its case's seed and pattern, never from the launch."""
     names = patterns(spec.dtype, n_codes(spec))
     seed, order = block_order(global_seed, cases, len(names))
@@ -122,13 +123,14 @@ def build(spec: coop.KernelSpec, cases: Sequence[Case], global_seed: int) -> Lau
 
     batch: Batch
     if spec.operation == "block.load":
-        batch = coop.LoadBatch(
+        batch = coopcheck.LoadBatch(
             src=role("src", 0, reg).reshape(-1), init=role("sentinel", reg, tile).reshape(-1), valid=valid,
             offset=offset, has_oob=np.array([c.has_oob() for c in cases], dtype=np.int32)[case_of_block],
             oob=role("oob", reg + tile, 1).reshape(-1), region=reg)
     else:
-        batch = coop.StoreBatch(items=role("src", 0, tile).reshape(-1), dst=role("sentinel", tile, reg).reshape(-1),
-                                valid=valid, offset=offset, region=reg)
+        batch = coopcheck.StoreBatch(items=role("src", 0, tile).reshape(-1),
+                                     dst=role("sentinel", tile, reg).reshape(-1),
+                                     valid=valid, offset=offset, region=reg)
     return Launch(spec, tuple(cases), batch, case_of_block, pattern_of_block, names, seed)
 
 
@@ -148,13 +150,14 @@ class Params:
     moved: Callable[[np.ndarray], np.ndarray] | None = None  # what happens to a moved item
 
 
-def params_of(spec: coop.KernelSpec, batch: Batch) -> Params:
-    has_oob = np.asarray(batch.has_oob) != 0 if isinstance(batch, coop.LoadBatch) else np.zeros(batch.n_blocks, bool)
+def params_of(spec: coopcheck.KernelSpec, batch: Batch) -> Params:
+    is_load = isinstance(batch, coopcheck.LoadBatch)
+    has_oob = np.asarray(batch.has_oob) != 0 if is_load else np.zeros(batch.n_blocks, bool)
     return Params(np.asarray(batch.valid, dtype=np.int64), np.asarray(batch.offset, dtype=np.int64), has_oob,
                   tile_index(spec))
 
 
-def expected(spec: coop.KernelSpec, snap: Batch, p: Params,
+def expected(spec: coopcheck.KernelSpec, snap: Batch, p: Params,
              rows: npt.NDArray[np.int64] | None = None) -> np.ndarray:
     """The expected output of blocks ``rows`` (default: every block), one row each, from the pre-launch
     snapshot. Blocks are taken by offset class (a launch has a handful): each class is a window of
@@ -162,7 +165,7 @@ def expected(spec: coop.KernelSpec, snap: Batch, p: Params,
     tile, reg, n = spec.tile, snap.region, snap.n_blocks
     sel = np.arange(n) if rows is None else rows
     valid, offset = p.valid[sel], p.offset[sel]
-    if isinstance(snap, coop.LoadBatch):
+    if isinstance(snap, coopcheck.LoadBatch):
         src, init = np.asarray(snap.src).reshape(n, reg), np.asarray(snap.init).reshape(n, tile)
         out = init[sel]
         oob_rows = np.flatnonzero(p.has_oob[sel])
@@ -190,20 +193,20 @@ def expected(spec: coop.KernelSpec, snap: Batch, p: Params,
     return out
 
 
-def check_ids(spec: coop.KernelSpec, snap: Batch, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def check_ids(spec: coopcheck.KernelSpec, snap: Batch, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The check each element of blocks ``rows`` is judged by (only failing blocks need them)."""
     p = params_of(spec, snap)
     valid = p.valid[rows, None]
-    if isinstance(snap, coop.LoadBatch):
+    if isinstance(snap, coopcheck.LoadBatch):
         placed = p.idx[None, :] < valid
         return np.where(placed, PLACED, np.where(p.has_oob[rows, None], OOB_FILL, UNTOUCHED))
     k = np.arange(snap.region)[None, :] - p.offset[rows, None]
     return np.where((k >= 0) & (k < valid), PREFIX, ELSEWHERE)
 
 
-def out_length(spec: coop.KernelSpec, batch: Batch) -> int:
-    """Elements of ``dst`` per block (the ABI of ``coop.adapter``)."""
-    return spec.tile if isinstance(batch, coop.LoadBatch) else batch.region
+def out_length(spec: coopcheck.KernelSpec, batch: Batch) -> int:
+    """Elements of ``dst`` per block (the ABI of ``coopcheck.adapter``)."""
+    return spec.tile if isinstance(batch, coopcheck.LoadBatch) else batch.region
 
 
 @dataclass(frozen=True)
@@ -222,7 +225,7 @@ class Verdict:
 PASSED = Verdict((), (), "")
 
 
-def abi_problem(spec: coop.KernelSpec, batch: Batch, out: object) -> str | None:
+def abi_problem(spec: coopcheck.KernelSpec, batch: Batch, out: object) -> str | None:
     """Why ``out`` is not the ABI's ``dst`` (an ndarray of the spec's dtype, native order, one row per block)."""
     want = np.dtype(spec.dtype)
     length = batch.n_blocks * out_length(spec, batch)
@@ -236,7 +239,7 @@ def abi_problem(spec: coop.KernelSpec, batch: Batch, out: object) -> str | None:
     return None
 
 
-def compare(spec: coop.KernelSpec, snap: Batch, out: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+def compare(spec: coopcheck.KernelSpec, snap: Batch, out: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                             npt.NDArray[np.bool_]]:
     """(output, expected output, wrong) per block and element: one bit-exact comparison."""
     got = out.reshape(snap.n_blocks, -1)
@@ -267,7 +270,7 @@ def judge(launch: Launch, snap: Batch, out: object) -> list[Verdict]:
     return verdicts
 
 
-def _modified_inputs(spec: coop.KernelSpec, snap: Batch, live: Batch) -> npt.NDArray[np.bool_]:
+def _modified_inputs(spec: coopcheck.KernelSpec, snap: Batch, live: Batch) -> npt.NDArray[np.bool_]:
     """(block, input field) -> whether the launch changed that block's part of the input."""
     fields = INPUT_FIELDS[spec.operation]
     touched = np.zeros((snap.n_blocks, len(fields)), dtype=bool)
@@ -322,7 +325,7 @@ def _verdict(launch: Launch, snap: Batch, live: Batch, got: np.ndarray, want: np
     return Verdict(tuple(sorted(failed)), explained, detail)
 
 
-def block_failures(spec: coop.KernelSpec, snap: Batch, out: object, limit: int = MAX_DETAIL) -> list[str]:
+def block_failures(spec: coopcheck.KernelSpec, snap: Batch, out: object, limit: int = MAX_DETAIL) -> list[str]:
     """One line per wrong block of a hand-built launch (the backends' own runtime tests), from the snapshot
     of its inputs taken before the launch; an output off the ABI is one line."""
     problem = abi_problem(spec, snap, out)

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import coop
+import coopcheck
 import numpy as np
 import numpy.typing as npt
-from coop.vocabulary import WARP_SIZE
+from coopcheck.vocabulary import WARP_SIZE
 
 from harness.oracles.values import raw_view
 
@@ -45,7 +45,7 @@ DIAGNOSES = {
 Variant = tuple["Params", npt.NDArray[np.bool_]]  # (parameters, blocks it differs in)
 
 
-def _variants(spec: coop.KernelSpec, snap: Batch, p: Params) -> Iterator[tuple[str, Variant]]:
+def _variants(spec: coopcheck.KernelSpec, snap: Batch, p: Params) -> Iterator[tuple[str, Variant]]:
     from harness.oracles.block_load_store import tile_index
 
     everywhere = np.ones(len(p.valid), dtype=bool)
@@ -74,7 +74,7 @@ def _variants(spec: coop.KernelSpec, snap: Batch, p: Params) -> Iterator[tuple[s
         yield "high-bits-dropped", (replace(p, moved=_low_bits(keep)), everywhere)
     if np.dtype(spec.dtype).kind == "f":
         yield "floats-canonicalized", (replace(p, moved=_canonical), everywhere)
-    if isinstance(snap, coop.LoadBatch):
+    if isinstance(snap, coopcheck.LoadBatch):
         yield "oob-when-absent", (replace(p, has_oob=np.ones_like(p.has_oob)), ~p.has_oob)
         yield "oob-ignored", (replace(p, has_oob=np.zeros_like(p.has_oob)), p.has_oob)
 
@@ -91,7 +91,7 @@ def _canonical(items: np.ndarray) -> np.ndarray:
         return items + items.dtype.type(0)  # type: ignore[no-any-return]
 
 
-def explain(spec: coop.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_], launch: Launch,
+def explain(spec: coopcheck.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_], launch: Launch,
             bad: npt.NDArray[np.bool_]) -> dict[int, tuple[str, ...]]:
     """Block -> the hypotheses whose output its output equals exactly (only blocks with wrong output)."""
     from harness.oracles.block_load_store import expected, params_of
@@ -116,7 +116,7 @@ def explain(spec: coop.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDAr
     return {b: tuple(names) for b, names in found.items()}
 
 
-def _past_valid(spec: coop.KernelSpec, snap: Batch, got_raw: np.ndarray, wrong: npt.NDArray[np.bool_],
+def _past_valid(spec: coopcheck.KernelSpec, snap: Batch, got_raw: np.ndarray, wrong: npt.NDArray[np.bool_],
                 blocks: npt.NDArray[np.bool_]) -> Iterator[tuple[int, str]]:
     """Blocks whose every wrong element holds what a whole-tile move would put there: the guard let items
     past valid_items through (a rounded-up or inclusive guard, a wide access over a partial chunk)."""
@@ -129,14 +129,14 @@ def _past_valid(spec: coop.KernelSpec, snap: Batch, got_raw: np.ndarray, wrong: 
     yield from ((int(b), "past-valid") for b in at[explained.all(axis=1)])
 
 
-def _skipped(spec: coop.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_],
+def _skipped(spec: coopcheck.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_],
              blocks: npt.NDArray[np.bool_]) -> Iterator[tuple[int, str]]:
     """Blocks whose wrong elements all belong to one thread (or one warp) that left them as they were."""
     from harness.oracles.block_load_store import params_of
 
     p = params_of(spec, snap)
     n, ipt = snap.n_blocks, spec.items_per_thread
-    if isinstance(snap, coop.LoadBatch):
+    if isinstance(snap, coopcheck.LoadBatch):
         thread = np.broadcast_to(np.arange(spec.tile) // ipt, wrong.shape)
         before = np.asarray(snap.init).reshape(n, -1)
     else:

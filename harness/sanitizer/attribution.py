@@ -1,7 +1,7 @@
 """Which case a sanitizer record belongs to: kernel name -> launches of that worker -> block -> case.
 
 The launch ledger (:class:`harness.journal.LaunchRecord`) gives each launch's kernel name
-(``coop.kernel_symbol(spec)``, contained in every backend's kernel name), its cases in block
+(``coopcheck.kernel_symbol(spec)``, contained in every backend's kernel name), its cases in block
 order (block ``b`` ran ``cases[b]``) and the worker pid.
 """
 

@@ -23,7 +23,7 @@ LAYOUT = pytest.StashKey[LaneLayout]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("coop", "coop conformance cases")
+    group = parser.getgroup("coopcheck", "coop conformance cases")
     group.addoption("--coop-sanitizer-tool", choices=sorted(CONTROLS),
                     help="the compute-sanitizer tool this session runs under: adds its positive control")
     group.addoption("--coop-sanitizer-dir", type=Path, help="the lane folder (set by the lane driver)")

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import coop
+import coopcheck
 import pytest
 
 from harness.cases import Case
@@ -44,7 +44,7 @@ KILLED = "worker died with signal SIGKILL"
 
 def _plant(rng: random.Random, groups: list[list[Case]]) -> str:
     """The fault variable: ``PLANTS`` kernel symbols, a hang only in a symbol of one group (each costs a timeout)."""
-    per_symbol = Counter(coop.kernel_symbol(cases[0].spec) for cases in groups if cases[0].reject is None)
+    per_symbol = Counter(coopcheck.kernel_symbol(cases[0].spec) for cases in groups if cases[0].reject is None)
     hangs = rng.sample(sorted(s for s, n in per_symbol.items() if n == 1), PLANTS["hang"])
     others = [kind for kind, n in PLANTS.items() if kind != "hang" for _ in range(n)]
     symbols = rng.sample(sorted(set(per_symbol) - set(hangs)), len(others))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import coop
+import coopcheck
 import pytest
 
 from harness.inspect import KernelReport, inspect_artifacts
@@ -37,8 +37,8 @@ class Built:
     cubin: bytes
     ptxas_log: str
 
-    def artifacts(self, kernel: str, *, dynamic_shared_bytes: int = 0) -> coop.Artifacts:
-        return coop.Artifacts(
+    def artifacts(self, kernel: str, *, dynamic_shared_bytes: int = 0) -> coopcheck.Artifacts:
+        return coopcheck.Artifacts(
             kernel_name=kernel, cubin=self.cubin, arch=ARCH, dynamic_shared_bytes=dynamic_shared_bytes
         )
 

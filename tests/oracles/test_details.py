@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import coop
+import coopcheck
 import numpy as np
 
 from harness.oracles import block_load_store as oracle
@@ -17,8 +17,8 @@ def test_floats_that_print_alike_show_their_raw_bits() -> None:
 
 
 def test_an_output_off_the_abi_is_described_with_what_the_abi_says() -> None:
-    spec = coop.KernelSpec("block.load", "uint8", (32,), 2, "direct")
-    batch = coop.LoadBatch(src=np.zeros(96, np.uint8), init=np.zeros(64, np.uint8), valid=np.array([64], np.int32),
+    spec = coopcheck.KernelSpec("block.load", "uint8", (32,), 2, "direct")
+    batch = coopcheck.LoadBatch(src=np.zeros(96, np.uint8), init=np.zeros(64, np.uint8), valid=np.array([64], np.int32),
                            offset=np.zeros(1, np.int64), has_oob=np.zeros(1, np.int32), oob=np.zeros(1, np.uint8),
                            region=96)
     assert oracle.abi_problem(spec, batch, np.zeros(64, np.uint8)) is None

@@ -3,7 +3,7 @@ apart from every other in some pattern, and a case's data independent of the lau
 
 from __future__ import annotations
 
-import coop
+import coopcheck
 import numpy as np
 import pytest
 
@@ -17,7 +17,7 @@ SEED = 7
 SHAPES = [("5x3x2", 1), ("128", 4), ("1024", 16)]
 
 
-def _group(contract_id: str, dtype: str, block: str, ipt: int) -> tuple[coop.KernelSpec, list[Case]]:
+def _group(contract_id: str, dtype: str, block: str, ipt: int) -> tuple[coopcheck.KernelSpec, list[Case]]:
     contract = next(c for c in load_contracts() if c.id == contract_id)
     point = (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", "direct"))
     cases = point_cases(contract, "model", point)
@@ -27,7 +27,7 @@ def _group(contract_id: str, dtype: str, block: str, ipt: int) -> tuple[coop.Ker
 def _roles(launch: oracle.Launch) -> dict[str, np.ndarray]:
     """Raw bits per role, one row per block."""
     b, n = launch.batch, launch.batch.n_blocks
-    if isinstance(b, coop.LoadBatch):
+    if isinstance(b, coopcheck.LoadBatch):
         arrays = {"src": b.src, "sentinel": b.init, "oob": b.oob}
     else:
         arrays = {"src": b.items, "sentinel": b.dst}
@@ -35,7 +35,7 @@ def _roles(launch: oracle.Launch) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("contract_id", ["block.load", "block.store"])
-@pytest.mark.parametrize("dtype", coop.DTYPES)
+@pytest.mark.parametrize("dtype", coopcheck.DTYPES)
 @pytest.mark.parametrize(("block", "ipt"), SHAPES)
 def test_every_bit_takes_both_states_in_every_role_of_every_case(contract_id: str, dtype: str, block: str,
                                                                  ipt: int) -> None:
@@ -66,7 +66,7 @@ def test_every_element_of_a_block_differs_from_every_other_in_some_pattern(contr
         assert len({tuple(col) for col in codes.T.tolist()}) == codes.shape[1]
 
 
-@pytest.mark.parametrize("dtype", coop.DTYPES)
+@pytest.mark.parametrize("dtype", coopcheck.DTYPES)
 def test_items_carry_the_special_values(dtype: str) -> None:
     """0, all-ones (-1), the top bit alone, the largest positive value, 1 (and the float specials) are moved."""
     spec, cases = _group("block.load", dtype, "128", 4)

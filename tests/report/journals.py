@@ -25,13 +25,13 @@ WAIVER = "https://bugs.example/coop/1"
 #: A wheel manifest as ``python -m wheels.build`` writes it: one pure wheel, one with a native fatbin.
 MANIFEST = {"schema": 1, "source_commit": "d0e1f2a3b4c5d6e7", "dirty": False,
             "toolchain": {"python": "3.12.3", "build": "1.2.2"},
-            "wheels": [{"name": "coop-numba", "version": "0.1.0", "file": "coop_numba-0.1.0-py3-none-any.whl",
+            "wheels": [{"name": "coopcheck-numba", "version": "0.1.0", "file": "coopcheck_numba-0.1.0-py3-none-any.whl",
                         "sha256": "b8b8b92cdc34979a01c43fdb57b4b5aa", "project": "backends/numba",
                         "build_backend": "setuptools (80.9.0)", "native": []},
-                       {"name": "coop-rustfatbin", "version": "0.1.0", "file": "coop_rustfatbin-0.1.0.whl",
+                       {"name": "coopcheck-rustfatbin", "version": "0.1.0", "file": "coopcheck_rustfatbin-0.1.0.whl",
                         "sha256": "b0658c68345ed679181ed1a41305851972676f92", "project": "backends/rustfatbin",
                         "build_backend": "setuptools (80.9.0)",
-                        "native": [{"artifact": "coop_rustfatbin/data/coop_kernels.fatbin", "sha256": "b6cc",
+                        "native": [{"artifact": "coopcheck_rustfatbin/data/coop_kernels.fatbin", "sha256": "b6cc",
                                     "capabilities": ["sm_80", "sm_90"],
                                     "tools": {"rustc": "rustc 1.96.0", "ptxas": "V13.0.88"}}]}]}
 #: A journal line to write: a record, or (case id, status[, detail]) for a case record of the lane.

@@ -131,7 +131,7 @@ def test_the_source_commit_of_a_wheel_run_is_the_wheel_manifests(journal: Callab
     assert fields["commit"] == "d0e1f2a3b4c5d6e7 (from the wheel manifest)"
     assert fields["dirty"] == "no"
     assert "ffff0000other" not in json.dumps(group)
-    assert [w["name"] for w in group["wheels"]] == ["coop-numba", "coop-rustfatbin"]
+    assert [w["name"] for w in group["wheels"]] == ["coopcheck-numba", "coopcheck-rustfatbin"]
 
 
 def test_a_source_run_says_source_tree(journal: Callable[..., Path]) -> None:
@@ -179,10 +179,10 @@ def test_the_wheel_manifest_is_one_row_per_wheel(qualification: list[Path], tmp_
     assert (manifest["source_commit"], manifest["dirty"], manifest["toolchain"]) == (
         "d0e1f2a3b4c5d6e7", "no", "python 3.12.3; build 1.2.2")
     assert manifest["wheels"] == [
-        {"name": "coop-numba", "version": "0.1.0", "sha256": "b8b8b92cdc34", "native": "none",
+        {"name": "coopcheck-numba", "version": "0.1.0", "sha256": "b8b8b92cdc34", "native": "none",
          "capabilities": "", "toolchain": "setuptools (80.9.0)"},
-        {"name": "coop-rustfatbin", "version": "0.1.0", "sha256": "b0658c68345e",
-         "native": "coop_rustfatbin/data/coop_kernels.fatbin", "capabilities": "sm_80, sm_90",
+        {"name": "coopcheck-rustfatbin", "version": "0.1.0", "sha256": "b0658c68345e",
+         "native": "coopcheck_rustfatbin/data/coop_kernels.fatbin", "capabilities": "sm_80, sm_90",
          "toolchain": "setuptools (80.9.0); rustc: rustc 1.96.0; ptxas: V13.0.88"}]
     assert manifest["name"] == str(path)
 

@@ -100,10 +100,11 @@ def test_the_wheel_manifest_renders_one_table_row_per_wheel(qualification: list[
     path.write_text(json.dumps(MANIFEST))
     doc = build(Inputs([Source.of(p) for p in qualification], manifest=Source.of(path)), WHEN)
     lines = render_markdown(doc).splitlines()
-    assert "| coop-numba | 0.1.0 | b8b8b92cdc34 | none |  | setuptools (80.9.0) |" in lines
-    assert any(line.startswith("| coop-rustfatbin | 0.1.0 | b0658c68345e | coop\\_rustfatbin/data/") for line in lines)
+    assert "| coopcheck-numba | 0.1.0 | b8b8b92cdc34 | none |  | setuptools (80.9.0) |" in lines
+    native = "| coopcheck-rustfatbin | 0.1.0 | b0658c68345e | coopcheck\\_rustfatbin/data/"
+    assert any(line.startswith(native) for line in lines)
     rows = [a for tag, a in Elements(render_html(doc)).tags if tag == "tr" and "data-wheel" in a]
-    assert [a["data-wheel"] for a in rows] == ["coop-numba", "coop-rustfatbin"]
+    assert [a["data-wheel"] for a in rows] == ["coopcheck-numba", "coopcheck-rustfatbin"]
 
 
 def test_failures_are_grouped_by_rule_and_kernel_point_with_a_few_examples(journal: Callable[..., Path]) -> None:

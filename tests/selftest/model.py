@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-import coop
+import coopcheck
 import numpy as np
 import numpy.typing as npt
-from coop.vocabulary import WARP_SIZE
+from coopcheck.vocabulary import WARP_SIZE
 
 Array = npt.NDArray[Any]
 
@@ -43,7 +43,7 @@ def grid_threads(block: tuple[int, ...], n_blocks: int) -> tuple[Array, ...]:
     return b, x, y, z
 
 
-def vector_items(spec: coop.KernelSpec) -> int:
+def vector_items(spec: coopcheck.KernelSpec) -> int:
     """Items per wide access: the largest power of two dividing ipt that fits in VECTOR_BYTES."""
     width, itemsize = 1, np.dtype(spec.dtype).itemsize
     while spec.items_per_thread % (2 * width) == 0 and 2 * width * itemsize <= VECTOR_BYTES:
@@ -69,7 +69,7 @@ def wide_addresses(memory: Array, addr: Array, width: int) -> Array:
 class Call:
     """One block-wide call of the primitive as its threads see it: every array has one entry per lane."""
 
-    spec: coop.KernelSpec
+    spec: coopcheck.KernelSpec
     block: Array  # block id
     rank: Array  # rank as the primitive computes it
     base: Array  # element index of the tile's first item in the global buffer
@@ -116,26 +116,26 @@ class Scratch:
 
 
 class ReferenceModel:
-    """A correct backend. The kernels follow the ABI of ``coop.adapter``; the primitive's steps are methods.
+    """A correct backend. The kernels follow the ABI of ``coopcheck.adapter``; the primitive's steps are methods.
 
-    >>> spec = coop.KernelSpec("block.load", "int32", (2,), 2, "striped")
-    >>> batch = coop.LoadBatch(src=np.arange(4, dtype=np.int32), init=np.full(4, -1, np.int32),
+    >>> spec = coopcheck.KernelSpec("block.load", "int32", (2,), 2, "striped")
+    >>> batch = coopcheck.LoadBatch(src=np.arange(4, dtype=np.int32), init=np.full(4, -1, np.int32),
     ...                        valid=np.array([3]), offset=np.array([0]), has_oob=np.array([0]),
     ...                        oob=np.zeros(1, np.int32), region=4)
     >>> ReferenceModel().launch(spec, batch).tolist()
     [0, 2, 1, -1]
     """
 
-    def compile(self, spec: coop.KernelSpec) -> coop.KernelSpec:
+    def compile(self, spec: coopcheck.KernelSpec) -> coopcheck.KernelSpec:
         """Refuse bad statics as a backend's public entry point does."""
-        coop.check_static(spec.operation, block=spec.block, items_per_thread=spec.items_per_thread,
+        coopcheck.check_static(spec.operation, block=spec.block, items_per_thread=spec.items_per_thread,
                           algorithm=spec.algorithm, dtype=spec.dtype, oob_default=spec.store_oob_default,
                           valid_items=spec.static_valid_items, offset=spec.static_offset)
         return spec
 
-    def launch(self, spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch) -> Array:
+    def launch(self, spec: coopcheck.KernelSpec, batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> Array:
         """Run the batched kernel (one block per case) and return ``dst``; the batch is left unchanged."""
-        if isinstance(batch, coop.LoadBatch):
+        if isinstance(batch, coopcheck.LoadBatch):
             has_oob, oob = np.asarray(batch.has_oob) != 0, np.asarray(batch.oob)
             slots, call, part = self._prologue(spec, batch, has_oob, oob)
             regs = np.asarray(batch.init)[slots]
@@ -149,7 +149,7 @@ class ReferenceModel:
         self.store(call, dst, np.asarray(batch.items)[slots][part])
         return dst
 
-    def _prologue(self, spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch, has_oob: Array,
+    def _prologue(self, spec: coopcheck.KernelSpec, batch: coopcheck.LoadBatch | coopcheck.StoreBatch, has_oob: Array,
                   oob: Array) -> tuple[Array, Call, Array]:
         """The wrapper kernel's part: (each thread's payload slots, the primitive's call, who makes it)."""
         b, x, y, z = grid_threads(spec.block, batch.n_blocks)
@@ -228,7 +228,7 @@ class ReferenceModel:
         """The threads' payload registers after block Load (``regs`` holds them before)."""
         regs = regs.copy()
         alg = call.spec.algorithm
-        if alg in coop.TRANSPOSE_FAMILY:
+        if alg in coopcheck.TRANSPOSE_FAMILY:
             return self._load_transposed(call, src, regs)
         if alg == "vectorize":
             return self._load_vectorized(call, src, regs)
@@ -286,7 +286,7 @@ class ReferenceModel:
     def store(self, call: Call, dst: Array, regs: Array) -> None:
         """Block Store of the threads' items ``regs`` into ``dst``."""
         alg = call.spec.algorithm
-        if alg in coop.TRANSPOSE_FAMILY:
+        if alg in coopcheck.TRANSPOSE_FAMILY:
             self._store_transposed(call, dst, regs)
         elif alg == "vectorize":
             self._store_vectorized(call, dst, regs)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import coop
+import coopcheck
 import numpy as np
-from coop.vocabulary import WARP_SIZE
+from coopcheck.vocabulary import WARP_SIZE
 
 from .model import Array, Call, ReferenceModel, Scratch, linear_rank
 
@@ -245,7 +245,7 @@ class StaticsUnchecked(Mutant):
     name = "statics-unchecked"
     rules = ("static-parameters",)
 
-    def compile(self, spec: coop.KernelSpec) -> coop.KernelSpec:
+    def compile(self, spec: coopcheck.KernelSpec) -> coopcheck.KernelSpec:
         return spec
 
 
@@ -290,9 +290,9 @@ class ResultIntoInputs(Mutant):
     def invalid_slot(self, call: Call, old: Array) -> Array:
         return np.where(call.has_oob, call.oob, np.zeros_like(old))
 
-    def launch(self, spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch) -> Array:
+    def launch(self, spec: coopcheck.KernelSpec, batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> Array:
         out = super().launch(spec, batch)
-        if isinstance(batch, coop.LoadBatch):
+        if isinstance(batch, coopcheck.LoadBatch):
             batch.init[:] = out
             return np.asarray(batch.init)
         batch.items[:] = 0
@@ -305,7 +305,7 @@ class OutputTruncated(Mutant):
     name = "output-truncated"
     rules = ("output-abi",)
 
-    def launch(self, spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch) -> Array:
+    def launch(self, spec: coopcheck.KernelSpec, batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> Array:
         return super().launch(spec, batch)[:-1]
 
 
@@ -315,7 +315,7 @@ class OutputWidened(Mutant):
     name = "output-widened"
     rules = ("output-abi",)
 
-    def launch(self, spec: coop.KernelSpec, batch: coop.LoadBatch | coop.StoreBatch) -> Array:
+    def launch(self, spec: coopcheck.KernelSpec, batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> Array:
         out = super().launch(spec, batch)
         with np.errstate(invalid="ignore"):
             return out.astype(np.float64 if out.dtype.kind == "f" else np.int64)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-import coop
+import coopcheck
 
 from harness.cases import Case, expand, group_by_kernel
 from harness.contracts import Contract
@@ -75,7 +75,7 @@ def failures(model: ReferenceModel, work: Plan) -> list[Failure]:
         assert case.reject is not None
         try:
             model.compile(case.spec)
-        except coop.InvalidParameter as exc:
+        except coopcheck.InvalidParameter as exc:
             if exc.rule == case.reject.rule:
                 continue
             detail = f"refused with rule {exc.rule!r}, expected {case.reject.rule!r}"

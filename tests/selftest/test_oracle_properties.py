@@ -8,7 +8,7 @@ whether the output was corrupted bit by bit or produced by a mutant.
 
 from __future__ import annotations
 
-import coop
+import coopcheck
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -23,7 +23,7 @@ from .mutants import BOTH, MUTANTS, Mutant
 #: Mutants that only change output elements (the others break the ABI or the inputs before any compare).
 OUTPUT_ONLY = [m for m in MUTANTS if not {"output-abi", "inputs-unmodified"} & set(m.rules)]
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None)
-Batch = coop.LoadBatch | coop.StoreBatch
+Batch = coopcheck.LoadBatch | coopcheck.StoreBatch
 
 
 def _shapes(warp_multiple: bool) -> st.SearchStrategy[tuple[int, ...]]:
@@ -42,36 +42,36 @@ def _shapes(warp_multiple: bool) -> st.SearchStrategy[tuple[int, ...]]:
 
 
 @st.composite
-def launches(draw: st.DrawFn, operation: str) -> tuple[coop.KernelSpec, Batch]:
+def launches(draw: st.DrawFn, operation: str) -> tuple[coopcheck.KernelSpec, Batch]:
     """One batched launch of 1 to 3 blocks, each with its own valid_items, offset and oob choice."""
-    alg, dtype = draw(st.sampled_from(coop.ALGORITHMS)), draw(st.sampled_from(coop.DTYPES))
+    alg, dtype = draw(st.sampled_from(coopcheck.ALGORITHMS)), draw(st.sampled_from(coopcheck.DTYPES))
     block, ipt = draw(_shapes(alg == "warp_transpose")), draw(st.sampled_from([1, 2, 3, 4, 5, 8, 16]))
-    spec = coop.KernelSpec(operation, dtype, block, ipt, alg)
+    spec = coopcheck.KernelSpec(operation, dtype, block, ipt, alg)
     n, seed = draw(st.integers(1, 3)), draw(st.integers(0, 2**32 - 1))
     valid = np.array(draw(st.lists(st.integers(0, spec.tile), min_size=n, max_size=n)), dtype=np.int32)
     offset = np.array(draw(st.lists(st.integers(0, REGION_SLACK), min_size=n, max_size=n)), dtype=np.int64)
     reg, tile = region(spec), spec.tile
     if operation == "block.store":
-        return spec, coop.StoreBatch(items=pattern(spec.dtype, n * tile, "src", seed),
+        return spec, coopcheck.StoreBatch(items=pattern(spec.dtype, n * tile, "src", seed),
                                      dst=pattern(spec.dtype, n * reg, "sentinel", seed),
                                      valid=valid, offset=offset, region=reg)
     has_oob = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=np.int32)
-    return spec, coop.LoadBatch(src=pattern(spec.dtype, n * reg, "src", seed),
+    return spec, coopcheck.LoadBatch(src=pattern(spec.dtype, n * reg, "src", seed),
                                 init=pattern(spec.dtype, n * tile, "sentinel", seed),
                                 valid=valid, offset=offset, has_oob=has_oob,
                                 oob=pattern(spec.dtype, n, "oob", seed), region=reg)
 
 
-def _wrong(spec: coop.KernelSpec, batch: Batch, out: Array) -> tuple[np.ndarray, np.ndarray]:
+def _wrong(spec: coopcheck.KernelSpec, batch: Batch, out: Array) -> tuple[np.ndarray, np.ndarray]:
     """(wrong, check id) per block and element, as the oracle sees them."""
     _, _, wrong = compare(spec, batch, out)
     return wrong, check_ids(spec, batch, np.arange(batch.n_blocks))
 
 
-def _check_of(spec: coop.KernelSpec, batch: Batch, block: int, k: int) -> str:
+def _check_of(spec: coopcheck.KernelSpec, batch: Batch, block: int, k: int) -> str:
     """The oracle check that owns element ``k`` of ``block``'s output, from the contract text alone."""
     valid = int(batch.valid[block])
-    if isinstance(batch, coop.StoreBatch):
+    if isinstance(batch, coopcheck.StoreBatch):
         offset = int(batch.offset[block])
         return "valid-prefix-written" if offset <= k < offset + valid else "nothing-else-written"
     rank, item = divmod(k, spec.items_per_thread)
@@ -81,9 +81,9 @@ def _check_of(spec: coop.KernelSpec, batch: Batch, block: int, k: int) -> str:
     return "oob-default-fills" if batch.has_oob[block] else "invalid-slots-untouched"
 
 
-def _assert_judgements_match_brute_force(spec: coop.KernelSpec, batch: Batch, out: Array,
+def _assert_judgements_match_brute_force(spec: coopcheck.KernelSpec, batch: Batch, out: Array,
                                          good: Array) -> None:
-    span = spec.tile if isinstance(batch, coop.LoadBatch) else batch.region
+    span = spec.tile if isinstance(batch, coopcheck.LoadBatch) else batch.region
     wrong, checks = _wrong(spec, batch, out)
     for block in range(batch.n_blocks):
         got, want = out[block * span:(block + 1) * span], good[block * span:(block + 1) * span]

@@ -22,7 +22,7 @@ import time
 from collections.abc import Hashable
 from pathlib import Path
 
-import coop
+import coopcheck
 import numpy as np
 
 from tests.selftest.model import ReferenceModel
@@ -34,9 +34,9 @@ START_ENV = "COOP_MODEL_START_SECONDS"
 ENTRY_POINT = "model = tests.support.model_backend:ModelAdapter"
 
 
-def planted_fault(spec: coop.KernelSpec) -> str:
+def planted_fault(spec: coopcheck.KernelSpec) -> str:
     """The kind of the first planted fault whose text the kernel symbol of ``spec`` contains ('' for none)."""
-    symbol = coop.kernel_symbol(spec)
+    symbol = coopcheck.kernel_symbol(spec)
     for entry in os.environ.get(FAULT_ENV, "").split(","):
         kind, _, where = entry.partition(":")
         if where and where in symbol:
@@ -57,32 +57,32 @@ class ModelAdapter:
         if once or lost == "always":
             os.kill(os.getpid(), signal.SIGKILL)
 
-    def unsupported_reason(self, spec: coop.KernelSpec) -> str | None:
+    def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
         if spec.algorithm == os.environ.get(UNSUPPORTED_ENV):
             return f"the model does not implement {spec.algorithm}"
         return None
 
-    def kernel_key(self, spec: coop.KernelSpec) -> Hashable:
+    def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:
         return spec
 
-    def compile(self, spec: coop.KernelSpec, *, arch: str) -> coop.KernelSpec:
+    def compile(self, spec: coopcheck.KernelSpec, *, arch: str) -> coopcheck.KernelSpec:
         return self.model.compile(spec)
 
-    def artifacts(self, compiled: coop.KernelSpec) -> coop.Artifacts:
-        return coop.Artifacts(kernel_name=coop.kernel_symbol(compiled))
+    def artifacts(self, compiled: coopcheck.KernelSpec) -> coopcheck.Artifacts:
+        return coopcheck.Artifacts(kernel_name=coopcheck.kernel_symbol(compiled))
 
     def can_launch(self) -> bool:
         return True
 
-    def launch(self, compiled: coop.KernelSpec, spec: coop.KernelSpec,
-               batch: coop.LoadBatch | coop.StoreBatch) -> np.ndarray:
+    def launch(self, compiled: coopcheck.KernelSpec, spec: coopcheck.KernelSpec,
+               batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> np.ndarray:
         kind = planted_fault(spec)
         if kind == "crash":
             os.kill(os.getpid(), signal.SIGSEGV)
         if kind == "hang":
             time.sleep(3600)
         if kind == "raise":
-            raise RuntimeError(f"planted launch failure in {coop.kernel_symbol(spec)}")
+            raise RuntimeError(f"planted launch failure in {coopcheck.kernel_symbol(spec)}")
         out = self.model.launch(spec, batch)
         blocks = out.view(np.uint8).reshape(batch.n_blocks, -1)  # each block's bytes, in launch order
         if kind == "corrupt":

@@ -60,7 +60,7 @@ dependencies = ["tiny-base", "numpy>=1.24", "never-here; python_version < '3'"]
 [project.optional-dependencies]
 Fancy = ["rich>=13"]
 
-[project.entry-points."coop.backends"]
+[project.entry-points."coopcheck.backends"]
 plug = "tiny_plug.adapter:Adapter"
 
 [tool.setuptools.packages.find]

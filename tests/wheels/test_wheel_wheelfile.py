@@ -16,7 +16,7 @@ def test_a_built_wheel_describes_itself(built: Any) -> None:
     wheel = read_wheel(built.dist / record.file)
     assert (wheel.name, wheel.version) == ("tiny-plug", "2.0")
     assert wheel.generator.startswith("setuptools (")
-    assert wheel.entry_points("coop.backends") == {"plug": "tiny_plug.adapter:Adapter"}
+    assert wheel.entry_points("coopcheck.backends") == {"plug": "tiny_plug.adapter:Adapter"}
     assert wheel.entry_points("console_scripts") == {}
     assert wheel.modules == ["tiny_plug", "tiny_plug.adapter", "tiny_plug.sub"]
     assert wheel.packages == {"tiny_plug"}

@@ -29,8 +29,8 @@ try:
     for step in sys.argv[1:]:
         action, _, target = step.partition(":")
         if action == "register":
-            import coop
-            report["adapters"][target] = coop.register(target).name
+            import coopcheck
+            report["adapters"][target] = coopcheck.register(target).name
         else:
             importlib.import_module(target)
 except Exception as exc:
@@ -38,8 +38,8 @@ except Exception as exc:
         "type": f"{type(exc).__module__}.{type(exc).__qualname__}", "message": str(exc),
         "backend": getattr(exc, "backend", None), "missing": getattr(exc, "missing", None),
     }
-import coop
-report["active"] = sorted(coop.active())
+import coopcheck
+report["active"] = sorted(coopcheck.active())
 report["modules"] = sorted(sys.modules)
 print(json.dumps(report))
 """

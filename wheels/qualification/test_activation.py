@@ -1,8 +1,8 @@
-"""Activation (``coop.register`` + importing the backend's namespace) in fresh interpreters.
+"""Activation (``coopcheck.register`` + importing the backend's namespace) in fresh interpreters.
 
 In this virtualenv every backend activates in either order, alone or all together, and importing
 the base loads no toolchain. In a virtualenv without the backends' third-party requirements, a
-backend that needs one refuses with ``coop.BackendUnavailable`` naming it.
+backend that needs one refuses with ``coopcheck.BackendUnavailable`` naming it.
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ def test_activation_without_requirements(backend: Backend, order: str, bare_pyth
         return
     missing = sorted(backend.third_party)
     assert error is not None, f"backend {backend.name!r} activated without {missing}"
-    assert error["type"] == "coop.availability.BackendUnavailable", (
-        f"backend {backend.name!r} without {missing} must raise coop.BackendUnavailable (call coop.require "
+    assert error["type"] == "coopcheck.availability.BackendUnavailable", (
+        f"backend {backend.name!r} without {missing} must raise coopcheck.BackendUnavailable (call coopcheck.require "
         f"before importing its toolchain), not {error['type']}: {error['message']}"
     )
     assert error["backend"] == backend.name

@@ -38,7 +38,7 @@ def test_import_roots_carry_the_prefix(record: WheelRecord, inventory: Inventory
 
 
 def test_the_base_is_the_prefix_and_its_group(inventory: Inventory) -> None:
-    assert BASE == PREFIX and BACKENDS_GROUP == f"{PREFIX}.backends"
+    assert PREFIX == BASE and f"{PREFIX}.backends" == BACKENDS_GROUP
     assert PREFIX in inventory.wheels[BASE].packages, f"the base wheel does not provide the {PREFIX} package"
 
 

@@ -22,14 +22,14 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 from unittest import mock
 
-import coop
+import coopcheck
 import numpy as np
-from coop_cutlass.adapter import CompiledKernel, CutlassAdapter
+from coopcheck_cutlass.adapter import CompiledKernel, CutlassAdapter
 
 ARCH = "sm_90"
 #: The specialization both mutants imitate: 4 warps, so the exchange crosses warps.
-TRANSPOSE = coop.KernelSpec("block.load", "int32", (128,), 4, "transpose")
-DIRECT = coop.KernelSpec("block.load", "int32", (128,), 4, "direct")
+TRANSPOSE = coopcheck.KernelSpec("block.load", "int32", (128,), 4, "transpose")
+DIRECT = coopcheck.KernelSpec("block.load", "int32", (128,), 4, "direct")
 
 
 @contextmanager
@@ -42,7 +42,7 @@ def transpose_without_barrier() -> Iterator[None]:
 
 @contextmanager
 def direct_through_shared() -> Iterator[None]:
-    from coop_cutlass import _exchange, block
+    from coopcheck_cutlass import _exchange, block
 
     def staged(plan: Any, src: Any, items: Any, rank: Any, valid_items: Any, offset: Any, oob: Any) -> None:
         exchange = dataclasses.replace(plan, algorithm="transpose")
@@ -54,7 +54,7 @@ def direct_through_shared() -> Iterator[None]:
 
 
 def compile_mutant(mutant: Callable[[], AbstractContextManager[None]],
-                   spec: coop.KernelSpec) -> tuple[CutlassAdapter, CompiledKernel]:
+                   spec: coopcheck.KernelSpec) -> tuple[CutlassAdapter, CompiledKernel]:
     """Compile ``spec`` under ``mutant`` with an adapter of its own and no disk cache, so the
     mutant never reaches a cache that real compiles read."""
     adapter = CutlassAdapter(disk_cache=False)
@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
     spec = TRANSPOSE
     adapter, compiled = compile_mutant(transpose_without_barrier if argv == ["racy"] else nullcontext, spec)
     n, reg = 4, region(spec)
-    batch = coop.LoadBatch(
+    batch = coopcheck.LoadBatch(
         src=np.concatenate([pattern(spec.dtype, reg, "src", b) for b in range(n)]),
         init=np.concatenate([pattern(spec.dtype, spec.tile, "sentinel", b) for b in range(n)]),
         valid=np.array([spec.tile, spec.tile - 1, spec.tile // 2, 1], np.int32),

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import sys
 
-import coop
+import coopcheck
 import numpy as np
-from coop_numba import shared_bytes
-from coop_numba.blockio import rank, threads
-from coop_numba.kernels import ContractKernel, contract_kernel, load_kernel
+from coopcheck_numba import shared_bytes
+from coopcheck_numba.blockio import rank, threads
+from coopcheck_numba.kernels import ContractKernel, contract_kernel, load_kernel
 from numba import cuda
 from numba.cuda.np import numpy_support
 
 #: The specialization both mutants imitate: 4 warps, so the exchange crosses warps.
-SPEC = coop.KernelSpec("block.load", "int32", (128,), 4, "transpose")
-DIRECT = coop.KernelSpec("block.load", "int32", (128,), 4, "direct")
+SPEC = coopcheck.KernelSpec("block.load", "int32", (128,), 4, "transpose")
+DIRECT = coopcheck.KernelSpec("block.load", "int32", (128,), 4, "direct")
 #: Static scratch of ``direct_through_shared``: static, so it shows in the cubin whatever the
 #: artifacts declare; one tile of the largest block the mutant is launched with.
 STAGING_ITEMS = 1024 * 4
@@ -50,7 +50,7 @@ def transpose_without_barrier() -> ContractKernel:
             elif oob_default is not None:
                 items[i] = oob_default
 
-    return load_kernel(load, SPEC.dtype, ipt, coop.kernel_symbol(SPEC) + "__mutant_no_barrier")
+    return load_kernel(load, SPEC.dtype, ipt, coopcheck.kernel_symbol(SPEC) + "__mutant_no_barrier")
 
 
 def direct_through_shared() -> ContractKernel:
@@ -72,7 +72,7 @@ def direct_through_shared() -> ContractKernel:
             elif oob_default is not None:
                 items[i] = oob_default
 
-    return load_kernel(load, DIRECT.dtype, ipt, coop.kernel_symbol(DIRECT) + "__mutant_shared")
+    return load_kernel(load, DIRECT.dtype, ipt, coopcheck.kernel_symbol(DIRECT) + "__mutant_shared")
 
 
 def launch(kernel: ContractKernel, blocks: int = 8) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Fixtures shared by the rustfatbin tests: fatbin bytes assembled by hand, in the layout
-``coop.fatbin`` documents (so parser tests do not depend on a toolchain)."""
+``coopcheck.fatbin`` documents (so parser tests do not depend on a toolchain)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from coop import fatbin
-from coop_rustfatbin import abi
-from coop_rustfatbin.build import FATBIN_NAME, MANIFEST_NAME, MANIFEST_SCHEMA
+from coopcheck import fatbin
+from coopcheck_rustfatbin import abi
+from coopcheck_rustfatbin.build import FATBIN_NAME, MANIFEST_NAME, MANIFEST_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def elf_image(size: int, *, sections: int = 2) -> bytes:
 
 
 def write_build(directory: Path, *entries: EntrySpec) -> Path:
-    """A fatbin of ``entries`` and its manifest in ``directory``, as ``coop_rustfatbin.build`` lays
+    """A fatbin of ``entries`` and its manifest in ``directory``, as ``coopcheck_rustfatbin.build`` lays
     them out; each ELF entry's pass exports every contract kernel. Returns the fatbin's path."""
     path = directory / FATBIN_NAME
     path.write_bytes(container(*entries))

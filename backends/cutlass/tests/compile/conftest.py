@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-import coop
+import coopcheck
 import pytest
-from coop_cutlass.adapter import CutlassAdapter
+from coopcheck_cutlass.adapter import CutlassAdapter
 
 from harness.inspect import KernelReport, inspect_artifacts
 
@@ -25,7 +25,7 @@ def inspect(adapter: CutlassAdapter) -> Any:
     """spec -> the inspection report of its compiled kernel (each inspected once)."""
 
     @cache
-    def report(spec: coop.KernelSpec) -> KernelReport:
+    def report(spec: coopcheck.KernelSpec) -> KernelReport:
         return inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=ARCH)))
 
     return report

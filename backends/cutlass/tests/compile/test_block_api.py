@@ -7,13 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import coop
+import coopcheck
 import cutlass
 import cutlass.cute as cute
 import pytest
-from coop_cutlass import artifacts, block
-from coop_cutlass.kernels import pointer
-from coop_cutlass.plan import make_plan
+from coopcheck_cutlass import artifacts, block
+from coopcheck_cutlass.kernels import pointer
+from coopcheck_cutlass.plan import make_plan
 
 Body = Callable[[cute.Tensor, cute.Tensor, Any], None]
 SIZE = 1 << 16
@@ -76,7 +76,7 @@ REFUSED: dict[str, tuple[Body, str, dict[str, Any]]] = {
 
 @pytest.mark.parametrize(("body", "rule", "kwargs"), REFUSED.values(), ids=REFUSED.keys())
 def test_a_bad_static_is_refused_while_tracing(body: Body, rule: str, kwargs: dict[str, Any]) -> None:
-    with pytest.raises(coop.InvalidParameter) as raised:
+    with pytest.raises(coopcheck.InvalidParameter) as raised:
         _compile(body, **kwargs)
     assert raised.value.rule == rule
 

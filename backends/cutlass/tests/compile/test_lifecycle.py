@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import coop
+import coopcheck
 import cutlass.cute as cute
 import pytest
-from coop_cutlass import _per_thread
-from coop_cutlass.adapter import CutlassAdapter
+from coopcheck_cutlass import _per_thread
+from coopcheck_cutlass.adapter import CutlassAdapter
 
 from harness.inspect import inspect_artifacts, resource_violations
 
 ARCH = "sm_90"
-SPEC = coop.KernelSpec("block.load", "float32", (32, 4), 4, "vectorize")
+SPEC = coopcheck.KernelSpec("block.load", "float32", (32, 4), 4, "vectorize")
 
 
 class Injected(RuntimeError):
@@ -36,7 +36,7 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     return seen
 
 
-def _clean(adapter: CutlassAdapter, spec: coop.KernelSpec, resources: dict[str, object]) -> bool:
+def _clean(adapter: CutlassAdapter, spec: coopcheck.KernelSpec, resources: dict[str, object]) -> bool:
     report = inspect_artifacts(adapter.compile(spec, arch=ARCH).artifacts)
     return resource_violations(report, spec.algorithm, resources[spec.operation]) == []  # type: ignore[arg-type]
 
@@ -57,8 +57,8 @@ def test_an_error_while_tracing_caches_nothing_and_the_retry_compiles(
 
 def test_a_refused_static_while_tracing_leaves_the_dsl_ready(resources: dict[str, object]) -> None:
     adapter = CutlassAdapter(disk_cache=False)
-    rejected = coop.KernelSpec("block.store", "int8", (64,), 2, "direct", static_offset=-3)
-    with pytest.raises(coop.InvalidParameter, match=r"\[offset_negative\]"):
+    rejected = coopcheck.KernelSpec("block.store", "int8", (64,), 2, "direct", static_offset=-3)
+    with pytest.raises(coopcheck.InvalidParameter, match=r"\[offset_negative\]"):
         adapter.compile(rejected, arch=ARCH)
     assert _clean(adapter, SPEC, resources)
 
@@ -74,7 +74,7 @@ def test_a_repeated_compile_hits_the_in_process_cache(compiles: list[object]) ->
     adapter = CutlassAdapter(disk_cache=False)
     first = adapter.compile(SPEC, arch=ARCH)
     assert adapter.compile(SPEC, arch=ARCH) is first
-    assert adapter.compile(coop.KernelSpec("block.load", "float32", (32, 4), 4, "vectorize"), arch=ARCH) is first
+    assert adapter.compile(coopcheck.KernelSpec("block.load", "float32", (32, 4), 4, "vectorize"), arch=ARCH) is first
     assert len(compiles) == 1
 
 
@@ -92,8 +92,8 @@ def test_variants_keep_their_own_dumps(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("COOP_CUTLASS_DUMP_DIR", str(tmp_path))
     adapter = CutlassAdapter(disk_cache=False)
     for algorithm in ("direct", "striped"):
-        spec = coop.KernelSpec("block.load", "int32", (64,), 2, algorithm)
-        symbol = coop.kernel_symbol(spec, include_block=True)
+        spec = coopcheck.KernelSpec("block.load", "int32", (64,), 2, algorithm)
+        symbol = coopcheck.kernel_symbol(spec, include_block=True)
         adapter.compile(spec, arch=ARCH)
         (ptx,) = (tmp_path / "sm_90a" / symbol).glob("*.ptx")
         assert f".entry {symbol}_0(" in ptx.read_text()

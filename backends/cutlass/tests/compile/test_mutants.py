@@ -7,7 +7,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from coop_cutlass.adapter import CutlassAdapter
+from coopcheck_cutlass.adapter import CutlassAdapter
 
 from harness.inspect import inspect_artifacts, resource_violations
 

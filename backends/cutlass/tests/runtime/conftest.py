@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import coop
+import coopcheck
 import pytest
 
 
 @pytest.fixture(scope="session")
-def adapter() -> coop.Adapter:
+def adapter() -> coopcheck.Adapter:
     """The registered cutlass adapter, failing (not skipping) where it cannot launch."""
-    adapter = coop.register("cutlass")
+    adapter = coopcheck.register("cutlass")
     if not adapter.can_launch():
         pytest.fail("runtime tests launch kernels and this process sees no CUDA device; run them on a GPU "
                     "(pytest backends/cutlass/tests/runtime)", pytrace=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-import coop
+import coopcheck
 import numpy as np
 import pytest
 
@@ -22,10 +22,10 @@ def _valid_classes(tile: int) -> list[int]:
     return sorted({0, 1, tile // 2 + 1, tile - 1, tile})
 
 
-def _load_batch(spec: coop.KernelSpec, seed: int) -> coop.LoadBatch:
+def _load_batch(spec: coopcheck.KernelSpec, seed: int) -> coopcheck.LoadBatch:
     controls = list(itertools.product(_valid_classes(spec.tile), (0, 1), OFFSETS))
     reg, seeds = region(spec), [seed * 1000 + b for b in range(len(controls))]
-    return coop.LoadBatch(
+    return coopcheck.LoadBatch(
         src=np.concatenate([pattern(spec.dtype, reg, "src", s) for s in seeds]),
         init=np.concatenate([pattern(spec.dtype, spec.tile, "sentinel", s) for s in seeds]),
         valid=np.array([v for v, _, _ in controls], np.int32),
@@ -36,10 +36,10 @@ def _load_batch(spec: coop.KernelSpec, seed: int) -> coop.LoadBatch:
     )
 
 
-def _store_batch(spec: coop.KernelSpec, seed: int) -> coop.StoreBatch:
+def _store_batch(spec: coopcheck.KernelSpec, seed: int) -> coopcheck.StoreBatch:
     controls = list(itertools.product(_valid_classes(spec.tile), OFFSETS))
     reg, seeds = region(spec), [seed * 1000 + b for b in range(len(controls))]
-    return coop.StoreBatch(
+    return coopcheck.StoreBatch(
         items=np.concatenate([pattern(spec.dtype, spec.tile, "src", s) for s in seeds]),
         dst=np.concatenate([pattern(spec.dtype, reg, "sentinel", s) for s in seeds]),
         valid=np.array([v for v, _ in controls], np.int32),
@@ -49,7 +49,8 @@ def _store_batch(spec: coop.KernelSpec, seed: int) -> coop.StoreBatch:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_the_kernel_matches_the_oracle(representative: coop.KernelSpec, seed: int, adapter: coop.Adapter) -> None:
+def test_the_kernel_matches_the_oracle(representative: coopcheck.KernelSpec, seed: int,
+                                       adapter: coopcheck.Adapter) -> None:
     spec = representative
     compiled = adapter.compile(spec, arch=ARCH)
     batch = _load_batch(spec, seed) if spec.operation == "block.load" else _store_batch(spec, seed)

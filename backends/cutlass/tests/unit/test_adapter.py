@@ -9,32 +9,32 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-import coop
+import coopcheck
 import numpy as np
 import pytest
-from coop_cutlass import adapter as adapter_module
-from coop_cutlass.adapter import UNWRITTEN, CutlassAdapter, dsl_arch
-from coop_cutlass.artifacts import ArtifactError, launch_dynamic_smem
-from coop_cutlass.cache import ArtifactCache
+from coopcheck_cutlass import adapter as adapter_module
+from coopcheck_cutlass.adapter import UNWRITTEN, CutlassAdapter, dsl_arch
+from coopcheck_cutlass.artifacts import ArtifactError, launch_dynamic_smem
+from coopcheck_cutlass.cache import ArtifactCache
 
-SPEC = coop.KernelSpec("block.load", "int16", (16, 8), 4, "striped")
+SPEC = coopcheck.KernelSpec("block.load", "int16", (16, 8), 4, "striped")
 
 
 def test_the_entry_point_names_the_adapter() -> None:
-    (point,) = [ep for ep in entry_points(group="coop.backends") if ep.name == "cutlass"]
-    assert point.value == "coop_cutlass.adapter:CutlassAdapter"
-    assert isinstance(point.load()(), coop.Adapter)
+    (point,) = [ep for ep in entry_points(group="coopcheck.backends") if ep.name == "cutlass"]
+    assert point.value == "coopcheck_cutlass.adapter:CutlassAdapter"
+    assert isinstance(point.load()(), coopcheck.Adapter)
 
 
 def test_registering_and_refusing_statics_load_no_dsl_and_no_cuda() -> None:
     """In a fresh interpreter: register the backend, let it refuse a bad static, list what loaded."""
     probe = """
 import json, sys
-import coop
-adapter = coop.register("cutlass")
+import coopcheck
+adapter = coopcheck.register("cutlass")
 try:
-    adapter.compile(coop.KernelSpec("block.load", "int32", (100,), 4, "warp_transpose"), arch="sm_90")
-except coop.InvalidParameter as error:
+    adapter.compile(coopcheck.KernelSpec("block.load", "int32", (100,), 4, "warp_transpose"), arch="sm_90")
+except coopcheck.InvalidParameter as error:
     rule = error.rule
 print(json.dumps({"rule": rule, "loaded": sorted(m for m in sys.modules
                                                  if m.split(".")[0] in ("cutlass", "cuda", "torch"))}))
@@ -45,9 +45,9 @@ print(json.dumps({"rule": rule, "loaded": sorted(m for m in sys.modules
 
 def test_the_block_shape_is_part_of_the_kernel_key() -> None:
     adapter = CutlassAdapter(disk_cache=False)
-    same = coop.KernelSpec("block.load", "int16", (16, 8), 4, "striped")
+    same = coopcheck.KernelSpec("block.load", "int16", (16, 8), 4, "striped")
     assert adapter.kernel_key(same) == adapter.kernel_key(SPEC)
-    assert adapter.kernel_key(coop.KernelSpec("block.load", "int16", (32, 4), 4, "striped")) != \
+    assert adapter.kernel_key(coopcheck.KernelSpec("block.load", "int16", (32, 4), 4, "striped")) != \
         adapter.kernel_key(SPEC)
 
 
@@ -63,8 +63,8 @@ def test_a_malformed_arch_is_refused(arch: str) -> None:
         dsl_arch(arch)
 
 
-def _load_batch(n: int = 2, region: int = 528) -> coop.LoadBatch:
-    return coop.LoadBatch(
+def _load_batch(n: int = 2, region: int = 528) -> coopcheck.LoadBatch:
+    return coopcheck.LoadBatch(
         src=np.zeros(n * region, np.int16), init=np.zeros(n * SPEC.tile, np.int16),
         valid=np.zeros(n, np.int32), offset=np.zeros(n, np.int64), has_oob=np.zeros(n, np.int32),
         oob=np.zeros(n, np.int16), region=region,
@@ -92,7 +92,7 @@ def test_a_batch_that_breaks_the_abi_is_refused_naming_the_field(field: str, val
 
 
 def test_a_store_batch_for_a_load_kernel_is_refused() -> None:
-    store = coop.StoreBatch(items=np.zeros(SPEC.tile, np.int16), dst=np.zeros(528, np.int16),
+    store = coopcheck.StoreBatch(items=np.zeros(SPEC.tile, np.int16), dst=np.zeros(528, np.int16),
                             valid=np.zeros(1, np.int32), offset=np.zeros(1, np.int64), region=528)
     with pytest.raises(TypeError, match=r"block\.load needs a LoadBatch"):
         adapter_module._launch_arrays(SPEC, store)
@@ -128,14 +128,14 @@ def test_an_unreadable_launch_size_is_an_error_naming_the_kernel(host_ir: str, m
 def test_the_artifact_cache_returns_what_it_stored_for_that_spec_only(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     cache = ArtifactCache(tmp_path / "cache")
-    stored = coop.Artifacts(kernel_name="k_0", cubin=b"\x7fELF", ptx="// ptx", arch="sm_90a",
+    stored = coopcheck.Artifacts(kernel_name="k_0", cubin=b"\x7fELF", ptx="// ptx", arch="sm_90a",
                             dynamic_shared_bytes=768)
     assert cache.get(SPEC, "sm_90a") is None
     cache.put(SPEC, "sm_90a", stored)
     cache.put(SPEC, "sm_90a", stored)  # a second writer of the same entry changes nothing
     assert cache.get(SPEC, "sm_90a") == stored
     assert cache.get(SPEC, "sm_100a") is None
-    assert cache.get(coop.KernelSpec("block.load", "int16", (16, 8), 4, "direct"), "sm_90a") is None
+    assert cache.get(coopcheck.KernelSpec("block.load", "int16", (16, 8), 4, "direct"), "sm_90a") is None
     assert [p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith(".")] == []
     monkeypatch.setenv("CUTE_DSL_LINEINFO", "1")  # a DSL setting may change the code
     assert cache.get(SPEC, "sm_90a") is None
@@ -148,14 +148,14 @@ def _contract_rejects() -> list[object]:
     for contract in load_contracts():
         for reject in contract.rejects:
             params = dict(reject.params)
-            spec = coop.KernelSpec(contract.operation, params.pop("dtype"), parse_block(params.pop("block")),
+            spec = coopcheck.KernelSpec(contract.operation, params.pop("dtype"), parse_block(params.pop("block")),
                                    params.pop("ipt"), params.pop("alg"), **params)
             cases.append(pytest.param(spec, reject.rule, id=f"{contract.id}/{reject.name}"))
     return cases
 
 
 @pytest.mark.parametrize(("spec", "rule"), _contract_rejects())
-def test_the_contracts_rejection_cases_are_refused_naming_the_rule(spec: coop.KernelSpec, rule: str) -> None:
-    with pytest.raises(coop.InvalidParameter) as raised:
+def test_the_contracts_rejection_cases_are_refused_naming_the_rule(spec: coopcheck.KernelSpec, rule: str) -> None:
+    with pytest.raises(coopcheck.InvalidParameter) as raised:
         CutlassAdapter(disk_cache=False).compile(spec, arch="sm_90")
     assert raised.value.rule == rule

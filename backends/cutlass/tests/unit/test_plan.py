@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import coop
+import coopcheck
 import pytest
-from coop_cutlass.plan import check_block, check_oob_value, make_plan, spec_plan
+from coopcheck_cutlass.plan import check_block, check_oob_value, make_plan, spec_plan
 
 
 def _plan(**overrides: object) -> object:
@@ -35,14 +35,14 @@ def _plan(**overrides: object) -> object:
     ids=lambda value: str(value) if isinstance(value, str) else None,
 )
 def test_a_bad_static_is_refused_naming_its_rule(overrides: dict[str, object], rule: str) -> None:
-    with pytest.raises(coop.InvalidParameter) as raised:
+    with pytest.raises(coopcheck.InvalidParameter) as raised:
         _plan(**overrides)
     assert raised.value.rule == rule
 
 
 def test_oob_default_on_store_is_refused() -> None:
-    spec = coop.KernelSpec("block.store", "int32", (128,), 4, "direct", store_oob_default=True)
-    with pytest.raises(coop.InvalidParameter) as raised:
+    spec = coopcheck.KernelSpec("block.store", "int32", (128,), 4, "direct", store_oob_default=True)
+    with pytest.raises(coopcheck.InvalidParameter) as raised:
         spec_plan(spec)
     assert raised.value.rule == "store_oob_default"
 
@@ -80,7 +80,7 @@ def test_only_the_transpose_family_needs_scratch(algorithm: str, block: tuple[in
      ("float32", True), ("int32", "7"), ("int32", None)],
 )
 def test_a_static_oob_default_must_fit_the_dtype(dtype: str, value: object) -> None:
-    with pytest.raises(coop.InvalidParameter) as raised:
+    with pytest.raises(coopcheck.InvalidParameter) as raised:
         check_oob_value(dtype, value)
     assert raised.value.rule == "oob_default_value"
 

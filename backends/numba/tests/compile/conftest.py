@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from coop_numba.adapter import NumbaAdapter
+from coopcheck_numba.adapter import NumbaAdapter
 
 
 @pytest.fixture(scope="session")

@@ -7,9 +7,9 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-import coop
-from coop_numba import toolchain
-from coop_numba.adapter import NumbaAdapter
+import coopcheck
+from coopcheck_numba import toolchain
+from coopcheck_numba.adapter import NumbaAdapter
 
 from harness.inspect import KernelReport, inspect_artifacts, resource_violations
 
@@ -18,7 +18,7 @@ ARCH = "sm_90"
 
 def _inspect(kernel: Any, dynamic_shared_bytes: int) -> KernelReport:
     ptx = toolchain.compile_ptx(kernel.dispatcher.py_func, kernel.signature, ARCH, kernel.symbol)
-    artifacts = coop.Artifacts(kernel_name=toolchain.entry_name(ptx), ptx=ptx, arch=ARCH,
+    artifacts = coopcheck.Artifacts(kernel_name=toolchain.entry_name(ptx), ptx=ptx, arch=ARCH,
                                cubin=toolchain.link_cubin(ptx, ARCH, kernel.symbol),
                                dynamic_shared_bytes=dynamic_shared_bytes)
     return inspect_artifacts(artifacts)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import coop
-import coop_numba
+import coopcheck
+import coopcheck_numba
 import numpy as np
 import pytest
-from coop_numba.adapter import NumbaAdapter
-from coop_numba.toolchain import compile_ptx
+from coopcheck_numba.adapter import NumbaAdapter
+from coopcheck_numba.toolchain import compile_ptx
 from numba import cuda
 from numba.core.errors import NumbaError
 from numba.cuda import types
@@ -24,7 +24,7 @@ WIDE_128 = [("uint8", 16), ("float16", 8), ("int32", 4), ("float32", 8), ("float
 
 
 def _report(adapter: NumbaAdapter, operation: str, dtype: str, ipt: int, algorithm: str) -> KernelReport:
-    spec = coop.KernelSpec(operation, dtype, (128,), ipt, algorithm)
+    spec = coopcheck.KernelSpec(operation, dtype, (128,), ipt, algorithm)
     return inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=ARCH)))
 
 
@@ -42,7 +42,7 @@ def test_vectorize_makes_128_bit_accesses_and_direct_does_not(
     assert _wide(_report(adapter, operation, dtype, ipt, "direct"), opcode) == 0
 
 
-@pytest.mark.parametrize("operation", coop.OPERATIONS)
+@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
 def test_transpose_syncs_the_block_and_warp_transpose_does_not(adapter: NumbaAdapter, operation: str) -> None:
     transpose = _report(adapter, operation, "int16", 7, "transpose")
     # one barrier between the exchange's writes and reads, one before the scratch may be reused
@@ -53,7 +53,7 @@ def test_transpose_syncs_the_block_and_warp_transpose_does_not(adapter: NumbaAda
 
 
 def _user_kernel(memory_dtype: str) -> tuple[Any, tuple[Any, ...]]:
-    load = coop_numba.block_load("int32", 4, "transpose")
+    load = coopcheck_numba.block_load("int32", 4, "transpose")
 
     def kernel(src):
         items = cuda.local.array(4, types.int32)
@@ -65,7 +65,7 @@ def _user_kernel(memory_dtype: str) -> tuple[Any, tuple[Any, ...]]:
 def test_device_function_refuses_operands_of_another_dtype() -> None:
     kernel, signature = _user_kernel("float32")
     # numba re-raises the check's TypingError as its own (both are NumbaErrors).
-    with pytest.raises(NumbaError, match=r"coop_numba\.block_load\(int32, ipt=4, transpose\): memory operand "
+    with pytest.raises(NumbaError, match=r"coopcheck_numba\.block_load\(int32, ipt=4, transpose\): memory operand "
                                           r"must be a 1-D C-contiguous int32 array, got array\(float32"):
         compile_ptx(kernel, signature, ARCH, "user kernel")
 
@@ -77,7 +77,7 @@ def test_device_function_compiles_in_a_user_kernel() -> None:
 
 def test_device_function_takes_keyword_arguments() -> None:
     # numba's simulator passes positional arguments only, so this is checked compiled.
-    load = coop_numba.block_load("int16", 2, "vectorize")
+    load = coopcheck_numba.block_load("int16", 2, "vectorize")
 
     def kernel(src, valid_items):
         items = cuda.local.array(2, types.int16)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import coop
+import coopcheck
 import pytest
 
 
 @pytest.fixture(scope="session")
-def adapter() -> coop.Adapter:
+def adapter() -> coopcheck.Adapter:
     """The registered numba adapter, failing (not skipping) where it cannot launch."""
-    adapter = coop.register("numba")
+    adapter = coopcheck.register("numba")
     if not adapter.can_launch():
         pytest.fail(
             "runtime tests launch kernels and this process has neither a GPU nor numba's simulator; "

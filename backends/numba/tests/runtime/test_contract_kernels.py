@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import product
 
-import coop
+import coopcheck
 import numpy as np
 import pytest
 
@@ -41,12 +41,12 @@ LARGE_SCRATCH = [("transpose", "float64", (1024,), 16), ("warp_transpose", "uint
 WIDEST = 16  # bytes: the "aligned" offset keeps the widest access aligned
 
 
-def _specs(operation: str, kernels: list[tuple[str, str, tuple[int, ...], int]]) -> list[coop.KernelSpec]:
-    return [coop.KernelSpec(operation, dtype, block, ipt, alg) for alg, dtype, block, ipt in kernels]
+def _specs(operation: str, kernels: list[tuple[str, str, tuple[int, ...], int]]) -> list[coopcheck.KernelSpec]:
+    return [coopcheck.KernelSpec(operation, dtype, block, ipt, alg) for alg, dtype, block, ipt in kernels]
 
 
-def _id(spec: coop.KernelSpec) -> str:
-    return coop.kernel_symbol(spec, include_block=True)
+def _id(spec: coopcheck.KernelSpec) -> str:
+    return coopcheck.kernel_symbol(spec, include_block=True)
 
 
 @dataclass(frozen=True)
@@ -57,12 +57,12 @@ class Case:
     offset: int
     oob: bool
 
-    def label(self, spec: coop.KernelSpec) -> str:
+    def label(self, spec: coopcheck.KernelSpec) -> str:
         text = f"valid={self.valid}/{spec.tile},offset={self.offset}"
         return text + (",oob=value" if self.oob else "") if spec.operation == "block.load" else text
 
 
-def _cases(spec: coop.KernelSpec) -> list[Case]:
+def _cases(spec: coopcheck.KernelSpec) -> list[Case]:
     tile, itemsize = spec.tile, np.dtype(spec.dtype).itemsize
     valid = (0, 1, tile // 3 + 1, tile - 1, tile)
     offsets = (0, WIDEST // itemsize if itemsize < WIDEST else 2, 1)  # zero, aligned, misaligned
@@ -70,7 +70,7 @@ def _cases(spec: coop.KernelSpec) -> list[Case]:
     return [Case(v, o, d) for v, o, d in product(valid, offsets, oobs)]
 
 
-def _region(spec: coop.KernelSpec) -> int:
+def _region(spec: coopcheck.KernelSpec) -> int:
     # A multiple of 16 elements, so that every block's region starts as aligned as the allocation.
     return -(-(spec.tile + 2 * WIDEST) // 16) * 16
 
@@ -79,23 +79,23 @@ def _bits(dtype: str) -> np.dtype:
     return np.dtype(f"u{np.dtype(dtype).itemsize}")
 
 
-def _random(spec: coop.KernelSpec, n: int, seed: int) -> np.ndarray:
+def _random(spec: coopcheck.KernelSpec, n: int, seed: int) -> np.ndarray:
     bits = _bits(spec.dtype)
     return np.random.default_rng(seed).integers(0, np.iinfo(bits).max, n, dtype=bits, endpoint=True)
 
 
-def _sentinels(spec: coop.KernelSpec, n: int) -> np.ndarray:
+def _sentinels(spec: coopcheck.KernelSpec, n: int) -> np.ndarray:
     hashed = np.arange(n, dtype=np.uint64) * np.uint64(2654435761) + np.uint64(12345)  # wraps mod 2**64
     return hashed.astype(_bits(spec.dtype))  # keeps the low bits
 
 
-def _tile_index(spec: coop.KernelSpec) -> np.ndarray:
+def _tile_index(spec: coopcheck.KernelSpec) -> np.ndarray:
     """Tile index of each payload slot ``rank*ipt + i``: blocked, or striped for ``striped``."""
     rank, item = np.divmod(np.arange(spec.tile), spec.items_per_thread)
     return rank + item * spec.threads if spec.algorithm == "striped" else rank * spec.items_per_thread + item
 
 
-def _assert_bits_equal(spec: coop.KernelSpec, cases: list[Case], got: np.ndarray, want: np.ndarray,
+def _assert_bits_equal(spec: coopcheck.KernelSpec, cases: list[Case], got: np.ndarray, want: np.ndarray,
                        per_block: int) -> None:
     got, want = got.view(want.dtype), want
     wrong = np.flatnonzero(got != want)
@@ -105,12 +105,12 @@ def _assert_bits_equal(spec: coop.KernelSpec, cases: list[Case], got: np.ndarray
         pytest.fail(f"{_id(spec)}: {wrong.size} wrong element(s)\n" + "\n".join(lines), pytrace=False)
 
 
-def _check_load(adapter: coop.Adapter, spec: coop.KernelSpec, cases: list[Case]) -> None:
+def _check_load(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec, cases: list[Case]) -> None:
     tile, region = spec.tile, _region(spec)
     src = _random(spec, len(cases) * region, seed=1)
     init = _sentinels(spec, len(cases) * tile)
     oob = _random(spec, len(cases), seed=2)
-    batch = coop.LoadBatch(
+    batch = coopcheck.LoadBatch(
         src=src.view(spec.dtype), init=init.view(spec.dtype), region=region,
         valid=np.array([c.valid for c in cases], np.int32),
         offset=np.array([c.offset for c in cases], np.int64),
@@ -129,11 +129,11 @@ def _check_load(adapter: coop.Adapter, spec: coop.KernelSpec, cases: list[Case])
     _assert_bits_equal(spec, cases, np.asarray(got), want, tile)
 
 
-def _check_store(adapter: coop.Adapter, spec: coop.KernelSpec, cases: list[Case]) -> None:
+def _check_store(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec, cases: list[Case]) -> None:
     tile, region = spec.tile, _region(spec)
     items = _random(spec, len(cases) * tile, seed=3)
     dst = _sentinels(spec, len(cases) * region)
-    batch = coop.StoreBatch(
+    batch = coopcheck.StoreBatch(
         items=items.view(spec.dtype), dst=dst.view(spec.dtype).copy(), region=region,
         valid=np.array([c.valid for c in cases], np.int32),
         offset=np.array([c.offset for c in cases], np.int64),
@@ -149,17 +149,17 @@ def _check_store(adapter: coop.Adapter, spec: coop.KernelSpec, cases: list[Case]
 
 
 @pytest.mark.parametrize("spec", _specs("block.load", KERNELS), ids=_id)
-def test_load(adapter: coop.Adapter, spec: coop.KernelSpec) -> None:
+def test_load(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec) -> None:
     _check_load(adapter, spec, _cases(spec))
 
 
 @pytest.mark.parametrize("spec", _specs("block.store", KERNELS), ids=_id)
-def test_store(adapter: coop.Adapter, spec: coop.KernelSpec) -> None:
+def test_store(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec) -> None:
     _check_store(adapter, spec, _cases(spec))
 
 
 @pytest.mark.parametrize("spec", _specs("block.load", LARGE_SCRATCH) + _specs("block.store", LARGE_SCRATCH), ids=_id)
-def test_scratch_past_48_kib(adapter: coop.Adapter, spec: coop.KernelSpec) -> None:
+def test_scratch_past_48_kib(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec) -> None:
     # On a GPU the launch must opt in to this much dynamic shared memory (the simulator has no limit).
     cases = [Case(spec.tile, 0, False), Case(spec.tile // 3 + 1, 1, spec.operation == "block.load"), Case(0, 0, False)]
     (_check_load if spec.operation == "block.load" else _check_store)(adapter, spec, cases)

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import coop
-import coop_numba
+import coopcheck
+import coopcheck_numba
 import numpy as np
 import pytest
 from numba import cuda, types
@@ -15,8 +15,8 @@ TILE = THREADS * IPT
 
 
 def _copy_kernel(load_algorithm: str, store_algorithm: str, tiles: int):
-    load = coop_numba.block_load(DTYPE, IPT, load_algorithm, block=BLOCK)
-    store = coop_numba.block_store(DTYPE, IPT, store_algorithm, block=BLOCK)
+    load = coopcheck_numba.block_load(DTYPE, IPT, load_algorithm, block=BLOCK)
+    store = coopcheck_numba.block_store(DTYPE, IPT, store_algorithm, block=BLOCK)
 
     @cuda.jit
     def copy(src, dst, valid_items):
@@ -25,7 +25,7 @@ def _copy_kernel(load_algorithm: str, store_algorithm: str, tiles: int):
             load(src, items, valid_items, tile * TILE, -1.0)
             store(dst, items, valid_items, tile * TILE)
 
-    shared = max(coop_numba.shared_bytes(DTYPE, IPT, a, THREADS) for a in (load_algorithm, store_algorithm))
+    shared = max(coopcheck_numba.shared_bytes(DTYPE, IPT, a, THREADS) for a in (load_algorithm, store_algorithm))
     return copy, shared
 
 
@@ -36,7 +36,7 @@ def _copy_kernel(load_algorithm: str, store_algorithm: str, tiles: int):
 )
 @pytest.mark.parametrize("valid_items", [TILE, TILE - 37, 0])
 def test_load_then_store_copies_the_valid_prefix_of_every_tile(
-    adapter: coop.Adapter, load_algorithm: str, store_algorithm: str, valid_items: int
+    adapter: coopcheck.Adapter, load_algorithm: str, store_algorithm: str, valid_items: int
 ) -> None:
     tiles = 3
     kernel, shared = _copy_kernel(load_algorithm, store_algorithm, tiles)
@@ -48,8 +48,8 @@ def test_load_then_store_copies_the_valid_prefix_of_every_tile(
     np.testing.assert_array_equal(got, want)
 
 
-def test_defaults_read_from_offset_zero_and_keep_invalid_slots(adapter: coop.Adapter) -> None:
-    load = coop_numba.block_load("int16", 2, "transpose")
+def test_defaults_read_from_offset_zero_and_keep_invalid_slots(adapter: coopcheck.Adapter) -> None:
+    load = coopcheck_numba.block_load("int16", 2, "transpose")
 
     @cuda.jit
     def kernel(src, dst, valid_items):
@@ -61,5 +61,5 @@ def test_defaults_read_from_offset_zero_and_keep_invalid_slots(adapter: coop.Ada
 
     src = np.arange(64, dtype=np.int16) + 100
     dst = cuda.to_device(np.zeros(64, np.int16))
-    kernel[1, 32, 0, coop_numba.shared_bytes("int16", 2, "transpose", 32)](cuda.to_device(src), dst, 41)
+    kernel[1, 32, 0, coopcheck_numba.shared_bytes("int16", 2, "transpose", 32)](cuda.to_device(src), dst, 41)
     np.testing.assert_array_equal(dst.copy_to_host(), np.where(np.arange(64) < 41, src, np.tile([7, 8], 32)))

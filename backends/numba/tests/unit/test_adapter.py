@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import coop
+import coopcheck
 import pytest
-from coop_numba.adapter import NumbaAdapter
-from coop_numba.kernels import contract_kernel
+from coopcheck_numba.adapter import NumbaAdapter
+from coopcheck_numba.kernels import contract_kernel
 
 
 @pytest.fixture(scope="module")
@@ -18,8 +18,8 @@ def adapter() -> NumbaAdapter:
 
 def test_registered_under_numba_without_importing_numba() -> None:
     script = (
-        "import sys, coop\n"
-        "adapter = coop.register('numba')\n"
+        "import sys, coopcheck\n"
+        "adapter = coopcheck.register('numba')\n"
         "assert type(adapter).__name__ == 'NumbaAdapter', adapter\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'numba_cuda', 'llvmlite'))\n"
         "assert not loaded, loaded\n"
@@ -29,55 +29,55 @@ def test_registered_under_numba_without_importing_numba() -> None:
 
 
 def test_implements_the_adapter_protocol(adapter: NumbaAdapter) -> None:
-    assert isinstance(adapter, coop.Adapter)
+    assert isinstance(adapter, coopcheck.Adapter)
     assert adapter.name == "numba"
 
 
-@pytest.mark.parametrize("operation", coop.OPERATIONS)
-@pytest.mark.parametrize("algorithm", coop.ALGORITHMS)
+@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
+@pytest.mark.parametrize("algorithm", coopcheck.ALGORITHMS)
 def test_every_combination_is_supported(adapter: NumbaAdapter, operation: str, algorithm: str) -> None:
-    for dtype in coop.DTYPES:
-        assert adapter.unsupported_reason(coop.KernelSpec(operation, dtype, (64,), 3, algorithm)) is None
+    for dtype in coopcheck.DTYPES:
+        assert adapter.unsupported_reason(coopcheck.KernelSpec(operation, dtype, (64,), 3, algorithm)) is None
 
 
 def test_kernel_key_leaves_the_block_shape_to_the_launch(adapter: NumbaAdapter) -> None:
-    keys = {adapter.kernel_key(coop.KernelSpec("block.load", "int8", b, 4, "transpose"))
+    keys = {adapter.kernel_key(coopcheck.KernelSpec("block.load", "int8", b, 4, "transpose"))
             for b in ((32,), (16, 8), (4, 4, 4), (1024,))}
     assert keys == {("block.load", "int8", 4, "transpose")}
-    others = [coop.KernelSpec("block.store", "int8", (32,), 4, "transpose"),
-              coop.KernelSpec("block.load", "uint8", (32,), 4, "transpose"),
-              coop.KernelSpec("block.load", "int8", (32,), 2, "transpose"),
-              coop.KernelSpec("block.load", "int8", (32,), 4, "warp_transpose")]
+    others = [coopcheck.KernelSpec("block.store", "int8", (32,), 4, "transpose"),
+              coopcheck.KernelSpec("block.load", "uint8", (32,), 4, "transpose"),
+              coopcheck.KernelSpec("block.load", "int8", (32,), 2, "transpose"),
+              coopcheck.KernelSpec("block.load", "int8", (32,), 4, "warp_transpose")]
     assert len({adapter.kernel_key(s) for s in others} | keys) == 5
 
 
-@pytest.mark.parametrize("operation", coop.OPERATIONS)
+@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
 def test_contract_kernel_is_named_by_its_specialization(operation: str) -> None:
-    spec = coop.KernelSpec(operation, "uint16", (8, 4), 7, "vectorize")
+    spec = coopcheck.KernelSpec(operation, "uint16", (8, 4), 7, "vectorize")
     kernel = contract_kernel(spec)
-    assert kernel.symbol == coop.kernel_symbol(spec) == kernel.dispatcher.py_func.__qualname__
-    assert contract_kernel(coop.KernelSpec(operation, "uint16", (256,), 7, "vectorize")) is kernel
+    assert kernel.symbol == coopcheck.kernel_symbol(spec) == kernel.dispatcher.py_func.__qualname__
+    assert contract_kernel(coopcheck.KernelSpec(operation, "uint16", (256,), 7, "vectorize")) is kernel
 
 
 @pytest.mark.parametrize(
     ("spec", "rule"),
     [
-        (coop.KernelSpec("block.load", "int32", (128,), 0, "direct"), "items_per_thread"),
-        (coop.KernelSpec("block.load", "int32", (100,), 4, "warp_transpose"), "warp_multiple"),
-        (coop.KernelSpec("block.store", "float32", (5, 3, 2), 2, "warp_transpose"), "warp_multiple"),
-        (coop.KernelSpec("block.load", "int32", (64,), 2, "direct", static_valid_items=-1), "valid_items_range"),
-        (coop.KernelSpec("block.store", "int32", (64,), 2, "striped", static_valid_items=129),
+        (coopcheck.KernelSpec("block.load", "int32", (128,), 0, "direct"), "items_per_thread"),
+        (coopcheck.KernelSpec("block.load", "int32", (100,), 4, "warp_transpose"), "warp_multiple"),
+        (coopcheck.KernelSpec("block.store", "float32", (5, 3, 2), 2, "warp_transpose"), "warp_multiple"),
+        (coopcheck.KernelSpec("block.load", "int32", (64,), 2, "direct", static_valid_items=-1), "valid_items_range"),
+        (coopcheck.KernelSpec("block.store", "int32", (64,), 2, "striped", static_valid_items=129),
          "valid_items_range"),
-        (coop.KernelSpec("block.load", "int32", (64,), 2, "direct", static_offset=-1), "offset_negative"),
-        (coop.KernelSpec("block.store", "int32", (64,), 2, "direct", store_oob_default=True),
+        (coopcheck.KernelSpec("block.load", "int32", (64,), 2, "direct", static_offset=-1), "offset_negative"),
+        (coopcheck.KernelSpec("block.store", "int32", (64,), 2, "direct", store_oob_default=True),
          "store_oob_default"),
-        (coop.KernelSpec("block.load", "bfloat16", (64,), 2, "direct"), "dtype"),
-        (coop.KernelSpec("block.load", "int32", (64,), 2, "blocked"), "algorithm"),
+        (coopcheck.KernelSpec("block.load", "bfloat16", (64,), 2, "direct"), "dtype"),
+        (coopcheck.KernelSpec("block.load", "int32", (64,), 2, "blocked"), "algorithm"),
     ],
     ids=lambda value: value if isinstance(value, str) else None,
 )
-def test_compile_refuses_bad_statics_before_compiling(adapter: NumbaAdapter, spec: coop.KernelSpec,
+def test_compile_refuses_bad_statics_before_compiling(adapter: NumbaAdapter, spec: coopcheck.KernelSpec,
                                                       rule: str) -> None:
-    with pytest.raises(coop.InvalidParameter) as refused:
+    with pytest.raises(coopcheck.InvalidParameter) as refused:
         adapter.compile(spec, arch="sm_90")
     assert refused.value.rule == rule

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import coop
-import coop_numba
+import coopcheck
+import coopcheck_numba
 import pytest
 
-FACTORIES = {"block.load": coop_numba.block_load, "block.store": coop_numba.block_store}
+FACTORIES = {"block.load": coopcheck_numba.block_load, "block.store": coopcheck_numba.block_store}
 
 
-@pytest.mark.parametrize("operation", coop.OPERATIONS)
+@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
 @pytest.mark.parametrize(
     ("args", "block", "rule"),
     [
@@ -25,18 +25,18 @@ FACTORIES = {"block.load": coop_numba.block_load, "block.store": coop_numba.bloc
     ids=["ipt-zero", "ipt-negative", "ipt-bool", "ipt-float", "dtype", "algorithm", "warp-100", "warp-5x3x2"],
 )
 def test_factory_refuses_bad_statics(operation: str, args: tuple, block: tuple | None, rule: str) -> None:
-    with pytest.raises(coop.InvalidParameter) as refused:
+    with pytest.raises(coopcheck.InvalidParameter) as refused:
         FACTORIES[operation](*args, block=block)
     assert refused.value.rule == rule
 
 
-@pytest.mark.parametrize("operation", coop.OPERATIONS)
+@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
 @pytest.mark.parametrize("block", [None, (32,), (16, 2), (8, 2, 2)])
 def test_warp_transpose_accepts_whole_warps(operation: str, block: tuple[int, ...] | None) -> None:
     assert callable(FACTORIES[operation]("int32", 4, "warp_transpose", block=block))
 
 
-@pytest.mark.parametrize("operation", coop.OPERATIONS)
+@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
 def test_one_device_function_serves_every_block_shape(operation: str) -> None:
     # The block shape is a run-time value: declaring it must not multiply specializations.
     factory = FACTORIES[operation]
@@ -59,9 +59,9 @@ def test_one_device_function_serves_every_block_shape(operation: str) -> None:
 def test_shared_bytes_is_one_tile_for_the_transposes_only(
     dtype: str, ipt: int, algorithm: str, threads: int, expected: int
 ) -> None:
-    assert coop_numba.shared_bytes(dtype, ipt, algorithm, threads) == expected
+    assert coopcheck_numba.shared_bytes(dtype, ipt, algorithm, threads) == expected
 
 
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'block_scan'"):
-        coop_numba.block_scan  # noqa: B018
+        coopcheck_numba.block_scan  # noqa: B018

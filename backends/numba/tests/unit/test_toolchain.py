@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from coop_numba import toolchain
-from coop_numba.cache import ENV, ArtifactCache
+from coopcheck_numba import toolchain
+from coopcheck_numba.cache import ENV, ArtifactCache
 
 PTX = """//
 // Cuda compilation tools, release 13.0, V13.0.88

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from coop_numba.wide import MAX_VECTOR_BYTES, vector_width
+from coopcheck_numba.wide import MAX_VECTOR_BYTES, vector_width
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-//! The batched kernel ABI of `coop.adapter` and one exported entry per specialization.
+//! The batched kernel ABI of `coopcheck.adapter` and one exported entry per specialization.
 //!
 //! Grid `n_blocks x 1 x 1`, one block per case instance; `tile = threads * IPT`. C-level
 //! parameters, in order:

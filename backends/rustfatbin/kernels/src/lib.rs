@@ -2,7 +2,7 @@
 //!
 //! One `extern "ptx-kernel"` entry per (operation, dtype, items_per_thread, algorithm), named
 //! `coop_block_{load,store}__<dtype>__ipt<N>__<algorithm>` and following the batched ABI of
-//! `coop.adapter` (see [`kernels`]). The block shape is read from `blockDim` at run time, so one
+//! `coopcheck.adapter` (see [`kernels`]). The block shape is read from `blockDim` at run time, so one
 //! entry serves 1D, 2D and 3D blocks. The crate is built once per compute capability with
 //! `--cfg cuda_arch="YY"` for every capability YY up to the target: `cfg(cuda_arch = "90")` means
 //! "sm_90 or newer".

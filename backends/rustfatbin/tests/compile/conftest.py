@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from coop_rustfatbin.build import FATBIN_NAME, build, parse_capabilities
+from coopcheck_rustfatbin.build import FATBIN_NAME, build, parse_capabilities
 
 ARCHS = "8.0;9.0+PTX"
 #: The crate of this checkout (the tests may run against an installed package, which has none).

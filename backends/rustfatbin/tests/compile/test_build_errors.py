@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from coop_rustfatbin.build import Capability, build
-from coop_rustfatbin.toolchain import BuildError, Toolchain
+from coopcheck_rustfatbin.build import Capability, build
+from coopcheck_rustfatbin.toolchain import BuildError, Toolchain
 
 pytestmark = pytest.mark.compile
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from coop import Artifacts
-from coop_rustfatbin import abi
-from coop_rustfatbin.bundle import Bundle
+from coopcheck import Artifacts
+from coopcheck_rustfatbin import abi
+from coopcheck_rustfatbin.bundle import Bundle
 
 from harness.inspect import InspectError, inspect_artifacts
 

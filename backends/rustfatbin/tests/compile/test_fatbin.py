@@ -7,8 +7,8 @@ import re
 import subprocess
 
 import pytest
-from coop import fatbin
-from coop_rustfatbin import abi
+from coopcheck import fatbin
+from coopcheck_rustfatbin import abi
 
 from harness.inspect.tools import locate_tool
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import itertools
 
-import coop
+import coopcheck
 import pytest
-from coop import KernelSpec
-from coop_rustfatbin import abi
-from coop_rustfatbin.adapter import RustFatbinAdapter
+from coopcheck import KernelSpec
+from coopcheck_rustfatbin import abi
+from coopcheck_rustfatbin.adapter import RustFatbinAdapter
 
 from harness.contracts import load_contracts
 from harness.inspect import inspect_artifacts, resource_violations
@@ -24,7 +24,7 @@ MAX_REGISTERS = 65536 // 1024
 SPECS = [
     KernelSpec(operation, dtype, (128,), ipt, algorithm)
     for operation, dtype, ipt, algorithm in itertools.product(
-        coop.OPERATIONS, coop.DTYPES, abi.ITEMS_PER_THREAD, coop.ALGORITHMS
+        coopcheck.OPERATIONS, coopcheck.DTYPES, abi.ITEMS_PER_THREAD, coopcheck.ALGORITHMS
     )
 ]
 
@@ -35,7 +35,7 @@ def adapter(built) -> RustFatbinAdapter:
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("spec", SPECS, ids=coop.kernel_symbol)
+@pytest.mark.parametrize("spec", SPECS, ids=coopcheck.kernel_symbol)
 def test_kernel_meets_the_resource_rules(adapter, spec, arch):
     report = inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=arch)))
     assert resource_violations(report, spec.algorithm, RULES[spec.operation]) == []

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from coop import KernelSpec, LoadBatch, StoreBatch, fatbin
-from coop_rustfatbin import abi
-from coop_rustfatbin.adapter import RustFatbinAdapter
-from coop_rustfatbin.bundle import Bundle, LoaderError
-from coop_rustfatbin.loader import InOut, Module
+from coopcheck import KernelSpec, LoadBatch, StoreBatch, fatbin
+from coopcheck_rustfatbin import abi
+from coopcheck_rustfatbin.adapter import RustFatbinAdapter
+from coopcheck_rustfatbin.bundle import Bundle, LoaderError
+from coopcheck_rustfatbin.loader import InOut, Module
 
 from harness.oracles import block_load_store as oracle
 from harness.oracles.values import pattern
@@ -105,7 +105,7 @@ def test_the_sm90_kernel_runs_exactly_on_sm90_and_newer(module):
 
 
 def test_a_driver_error_names_the_kernel_and_the_result(module):
-    # coop.check_static refuses such a block before any launch; the loader itself must still name a
+    # coopcheck.check_static refuses such a block before any launch; the loader itself must still name a
     # driver's refusal, so ask the driver directly for more threads than a block may have.
     with pytest.raises(LoaderError, match=rf"^{abi.PROBE_CUDA_ARCH}: cuLaunchKernel failed with "
                                           r"CUDA_ERROR_INVALID_VALUE$"):
@@ -122,7 +122,7 @@ def test_a_fatbin_without_an_image_for_the_device_is_refused(module, tmp_path, a
 
 def test_the_default_stream_is_torchs_current_stream():
     torch = pytest.importorskip("torch", reason="torch is optional; the loader follows its stream when present")
-    from coop_rustfatbin.loader import _stream_handle
+    from coopcheck_rustfatbin.loader import _stream_handle
 
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):

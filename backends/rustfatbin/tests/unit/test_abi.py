@@ -1,15 +1,15 @@
-"""The host's view of the crate (coop_rustfatbin.abi) against the crate's source and coop's ABI."""
+"""The host's view of the crate (coopcheck_rustfatbin.abi) against the crate's source and coop's ABI."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import coop
+import coopcheck
 import numpy as np
 import pytest
-from coop import KernelSpec, kernel_symbol
-from coop_rustfatbin import abi
+from coopcheck import KernelSpec, kernel_symbol
+from coopcheck_rustfatbin import abi
 
 KERNELS_RS = Path(__file__).resolve().parents[2] / "kernels" / "src" / "kernels.rs"
 RUST_TYPES = {"i32": "int32", "i64": "int64"}
@@ -34,15 +34,15 @@ def _export_list(name: str) -> list[str]:
     return re.findall(r"(\w+)(?::|\s|,|$)", body[1])
 
 
-@pytest.mark.parametrize("operation", coop.OPERATIONS)
+@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
 def test_param_table_matches_the_crate(operation):
     function = operation.split(".")[1]
     assert list(abi.PARAMS[operation]) == _rust_params(function)
 
 
-@pytest.mark.parametrize("operation", coop.OPERATIONS)
+@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
 def test_every_pointer_param_but_load_dst_comes_from_the_batch(operation):
-    batch = coop.LoadBatch if operation == "block.load" else coop.StoreBatch
+    batch = coopcheck.LoadBatch if operation == "block.load" else coopcheck.StoreBatch
     fields = set(batch.__dataclass_fields__)
     names = [p.name for p in abi.PARAMS[operation] if not (operation == "block.load" and p.name == "dst")]
     assert set(names) <= fields, f"not in {batch.__name__}: {set(names) - fields}"
@@ -50,14 +50,15 @@ def test_every_pointer_param_but_load_dst_comes_from_the_batch(operation):
 
 def test_the_crate_exports_every_dtype_ipt_and_algorithm_the_host_lists():
     dtypes = _export_list("dtypes")[0::2]  # "uint8: u8, ..." -> names
-    assert dtypes == list(coop.DTYPES)
+    assert dtypes == list(coopcheck.DTYPES)
     assert [int(n) for n in _export_list("ipts")] == list(abi.ITEMS_PER_THREAD)
-    assert _export_list("algorithms")[0::2] == list(coop.ALGORITHMS)
+    assert _export_list("algorithms")[0::2] == list(coopcheck.ALGORITHMS)
 
 
 def test_exported_symbols_are_kernel_symbols_of_every_combination():
     symbols = abi.exported_symbols()
-    assert len(symbols) == len(coop.OPERATIONS) * len(coop.DTYPES) * len(abi.ITEMS_PER_THREAD) * len(coop.ALGORITHMS)
+    assert len(symbols) == (len(coopcheck.OPERATIONS) * len(coopcheck.DTYPES) * len(abi.ITEMS_PER_THREAD)
+                            * len(coopcheck.ALGORITHMS))
     assert kernel_symbol(KernelSpec("block.store", "float16", (8, 4, 2), 7, "warp_transpose")) in symbols
     assert "coop_block_load__int32__ipt4__striped" in symbols
 
@@ -72,6 +73,6 @@ def test_dynamic_shared_bytes_is_the_transpose_scratch_tile(dtype, block, ipt, a
     assert abi.dynamic_shared_bytes(KernelSpec("block.load", dtype, block, ipt, algorithm)) == expected
 
 
-@pytest.mark.parametrize("dtype", coop.DTYPES)
+@pytest.mark.parametrize("dtype", coopcheck.DTYPES)
 def test_item_bytes_are_numpy_item_sizes(dtype):
     assert abi.ITEM_BYTES[dtype] == np.dtype(dtype).itemsize

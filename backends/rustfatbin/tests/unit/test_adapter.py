@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import coop
+import coopcheck
 import numpy as np
 import pytest
-from coop import InvalidParameter, KernelSpec, LoadBatch, StoreBatch, fatbin
-from coop_rustfatbin.adapter import RustFatbinAdapter, _launch_args
-from coop_rustfatbin.build import FATBIN_NAME
-from coop_rustfatbin.bundle import FATBIN_ENV, LoaderError
-from coop_rustfatbin.loader import In, InOut, Out
+from coopcheck import InvalidParameter, KernelSpec, LoadBatch, StoreBatch, fatbin
+from coopcheck_rustfatbin.adapter import RustFatbinAdapter, _launch_args
+from coopcheck_rustfatbin.build import FATBIN_NAME
+from coopcheck_rustfatbin.bundle import FATBIN_ENV, LoaderError
+from coopcheck_rustfatbin.loader import In, InOut, Out
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def spec(operation="block.load", dtype="int32", block=(128,), ipt=4, algorithm="
 
 
 def test_is_a_coop_adapter(adapter):
-    assert isinstance(adapter, coop.Adapter) and adapter.name == "rustfatbin"
+    assert isinstance(adapter, coopcheck.Adapter) and adapter.name == "rustfatbin"
 
 
 @pytest.mark.parametrize(("bad", "rule"), [

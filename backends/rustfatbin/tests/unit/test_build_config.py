@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from coop_rustfatbin.build import KNOWN_ARCHS, Capability, parse_capabilities, rustflags
-from coop_rustfatbin.toolchain import BuildError, Toolchain
+from coopcheck_rustfatbin.build import KNOWN_ARCHS, Capability, parse_capabilities, rustflags
+from coopcheck_rustfatbin.toolchain import BuildError, Toolchain
 
 
 def test_capability_list_keeps_order_and_ptx_marks():

@@ -1,9 +1,9 @@
-"""coop.fatbin on hand-assembled bytes: listing, extraction, scanning inside other bytes, bad input."""
+"""coopcheck.fatbin on hand-assembled bytes: listing, extraction, scanning inside other bytes, bad input."""
 
 from __future__ import annotations
 
 import pytest
-from coop import fatbin
+from coopcheck import fatbin
 
 PTX_TEXT = b"//\n.version 7.8\n.target sm_90\n.address_size 64\n"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from coop import fatbin
-from coop_rustfatbin import loader
-from coop_rustfatbin.bundle import Bundle, LoaderError
+from coopcheck import fatbin
+from coopcheck_rustfatbin import loader
+from coopcheck_rustfatbin.bundle import Bundle, LoaderError
 from cuda.bindings import driver
 
 

@@ -1,0 +1,25 @@
+"""coop: the backend-neutral vocabulary of block cooperative primitives and the backend registry.
+
+Dependency-free on purpose: importing ``coopcheck`` loads no CUDA, numba or cutlass module.
+"""
+
+from coopcheck.adapter import Adapter, Artifacts, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from coopcheck.availability import BackendUnavailable, require
+from coopcheck.registry import UnknownBackend, active, available, register
+from coopcheck.vocabulary import (
+    ALGORITHMS,
+    DTYPES,
+    OPERATIONS,
+    TRANSPOSE_FAMILY,
+    InvalidParameter,
+    block_threads,
+    check_static,
+)
+
+__all__ = [
+    "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
+    "Adapter", "Artifacts", "BackendUnavailable", "InvalidParameter", "KernelSpec", "LoadBatch", "StoreBatch",
+    "UnknownBackend", "active", "available", "block_threads", "check_static", "kernel_symbol",
+    "register", "require",
+]
+__version__ = "0.1.0"

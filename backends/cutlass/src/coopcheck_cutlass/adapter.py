@@ -1,0 +1,204 @@
+"""The ``cutlass`` backend as the harness sees it: each specialization's contract kernel is compiled
+once with the CuTe DSL (no GPU needed), its PTX/cubin go to the inspectors, and batched launches
+run on a GPU. Importing this module loads neither cutlass nor CUDA.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import tempfile
+import weakref
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import coopcheck
+
+from coopcheck_cutlass import REQUIRES
+from coopcheck_cutlass.cache import ArtifactCache, default_root
+from coopcheck_cutlass.plan import spec_plan
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Keep the DSL's PTX/cubin dumps here (one folder per arch and kernel) instead of a temporary folder.
+DUMP_DIR_ENV = "COOP_CUTLASS_DUMP_DIR"
+#: Launches also allocate and copy through the CUDA runtime bindings.
+LAUNCH_REQUIRES = {**REQUIRES, "cuda": "cuda-bindings"}
+#: What activation checks: the DSL, the CUDA bindings it launches through, and numpy for batches.
+ACTIVATION_REQUIRES = {**LAUNCH_REQUIRES, "numpy": "numpy"}
+#: Byte the Load output starts as, so a slot the kernel never writes shows.
+UNWRITTEN = 0xA5
+
+
+def dsl_arch(arch: str) -> str:
+    """The DSL target for a coop arch: from sm_90 on, the arch-specific variant (sm_90 -> sm_90a).
+    The DSL names a detected device the same way and builds its launcher only for a matching
+    target, so this is also what runs on the device."""
+    match = re.fullmatch(r"sm_(\d+)([af]?)", arch)
+    if match is None:
+        raise ValueError(f"arch must look like 'sm_90' (got {arch!r})")
+    number, suffix = int(match.group(1)), match.group(2)
+    return arch if suffix or number < 90 else f"{arch}a"
+
+
+@dataclass(frozen=True)
+class Built:
+    """The traced program and the DSL's compiled function for one specialization."""
+
+    program: Any  # coopcheck_cutlass.kernels.Program
+    function: Any  # the DSL's JitCompiledFunction
+
+
+@dataclass
+class CompiledKernel:
+    """One compiled specialization. ``built`` (the DSL function and how to call it) is None when
+    the artifacts came from the disk cache; the first launch compiles it then."""
+
+    key: Hashable
+    target: str
+    artifacts: coopcheck.Artifacts
+    built: Built | None
+
+
+class CutlassAdapter:
+    """coopcheck.Adapter for the CuTe DSL; compiles are cached in-process by (kernel_key, target) and
+    on disk (see :mod:`coopcheck_cutlass.cache`)."""
+
+    name = "cutlass"
+
+    def __init__(self, *, disk_cache: bool | Path = True) -> None:
+        """``disk_cache``: True for the configured folder (``COOP_CUTLASS_CACHE_DIR``), a path for
+        that folder, False for none."""
+        coopcheck.require(self.name, ACTIVATION_REQUIRES)  # a clear refusal now, not an ImportError later
+        self._compiled: dict[tuple[Hashable, str], CompiledKernel] = {}
+        root = disk_cache if isinstance(disk_cache, Path) else default_root() if disk_cache else None
+        self._disk = ArtifactCache(root) if root is not None else None
+        self._dump_root: Path | None = None
+
+    def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
+        """Every operation, algorithm, dtype and block shape of coop is implemented."""
+        return None
+
+    def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:
+        """Every field of the spec is compile-time here, the block shape included."""
+        return dataclasses.astuple(spec)
+
+    def compile(self, spec: coopcheck.KernelSpec, *, arch: str) -> CompiledKernel:
+        """Compile (or look up) ``spec``'s contract kernel for ``arch``, keeping PTX and cubin.
+
+        Rejected statics raise ``coopcheck.InvalidParameter`` before the DSL is involved; a failed
+        compile caches nothing and leaves the DSL ready for the next one.
+        """
+        spec_plan(spec)
+        target = dsl_arch(arch)
+        key = (self.kernel_key(spec), target)
+        if key in self._compiled:
+            return self._compiled[key]
+        built = None
+        artifacts = self._disk.get(spec, target) if self._disk is not None else None
+        if artifacts is None:
+            built, artifacts = self._build(spec, target)
+            if self._disk is not None:
+                self._disk.put(spec, target, artifacts)
+        compiled = CompiledKernel(key[0], target, artifacts, built)
+        self._compiled[key] = compiled
+        return compiled
+
+    def artifacts(self, compiled: CompiledKernel) -> coopcheck.Artifacts:
+        return compiled.artifacts
+
+    def can_launch(self) -> bool:
+        """Whether a CUDA device is visible (the DSL has no simulator)."""
+        coopcheck.require(self.name, LAUNCH_REQUIRES)
+        from coopcheck_cutlass import _device
+
+        return _device.device_count() > 0
+
+    def launch(self, compiled: CompiledKernel, spec: coopcheck.KernelSpec,
+               batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> np.ndarray:
+        """Run one block per case instance of ``batch`` and return the host copy of ``dst``."""
+        if compiled.key != self.kernel_key(spec):
+            raise ValueError(f"{coopcheck.kernel_symbol(spec, include_block=True)}: launched with a kernel "
+                             f"compiled for another spec ({compiled.artifacts.kernel_name})")
+        arrays = _launch_arrays(spec, batch)
+        coopcheck.require(self.name, LAUNCH_REQUIRES)
+        from coopcheck_cutlass import _device
+
+        if compiled.built is None:
+            compiled.built, _ = self._build(spec, compiled.target)
+        program, function = compiled.built.program, compiled.built.function
+        with _device.buffers(arrays) as addresses:
+            function(*program.arguments(addresses, batch.region, batch.n_blocks))
+            _device.synchronize()
+            return _device.read(addresses["dst"], arrays["dst"])
+
+    def _build(self, spec: coopcheck.KernelSpec, target: str) -> tuple[Built, coopcheck.Artifacts]:
+        """Trace and compile ``spec`` with the DSL for ``target``."""
+        coopcheck.require(self.name, REQUIRES)
+        import cutlass.cute as cute
+        from cutlass.base_dsl import Arch
+
+        from coopcheck_cutlass import artifacts, kernels
+
+        known = [a.to_string() for a in Arch]
+        if target not in known:
+            raise ValueError(f"the CuTe DSL has no target {target!r}; it knows {', '.join(known)}")
+
+        symbol = coopcheck.kernel_symbol(spec, include_block=True)
+        program = kernels.build(spec, symbol)
+        function = cute.compile(
+            program.host, *program.placeholders(),
+            options=f"--gpu-arch {target} --keep-ptx --keep-cubin --dump-dir {self._dump_dir(target, symbol)}",
+        )
+        return Built(program, function), artifacts.collect(function, target)
+
+    def _dump_dir(self, target: str, symbol: str) -> Path:
+        """One folder per variant: the DSL names dumps after the host function and its argument
+        types, which closure variants share, so one folder for all would mix their files."""
+        if self._dump_root is None:
+            configured = os.environ.get(DUMP_DIR_ENV)
+            if configured:
+                self._dump_root = Path(configured)
+            else:
+                self._dump_root = Path(tempfile.mkdtemp(prefix="coop-cutlass-"))
+                weakref.finalize(self, shutil.rmtree, self._dump_root, True)
+        folder = self._dump_root / target / symbol
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+
+def _launch_arrays(spec: coopcheck.KernelSpec,
+                   batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> dict[str, np.ndarray]:
+    """The kernel's arrays by parameter name, checked against the ABI's sizes and dtypes."""
+    import numpy as np
+
+    n, tile, region = batch.n_blocks, spec.tile, batch.region
+    if spec.operation == "block.load":
+        if not isinstance(batch, coopcheck.LoadBatch):
+            raise TypeError(f"block.load needs a LoadBatch (got {type(batch).__name__})")
+        arrays = {"src": (batch.src, spec.dtype, n * region), "init": (batch.init, spec.dtype, n * tile),
+                  "valid": (batch.valid, "int32", n), "offset": (batch.offset, "int64", n),
+                  "has_oob": (batch.has_oob, "int32", n), "oob": (batch.oob, spec.dtype, n)}
+    else:
+        if not isinstance(batch, coopcheck.StoreBatch):
+            raise TypeError(f"block.store needs a StoreBatch (got {type(batch).__name__})")
+        arrays = {"items": (batch.items, spec.dtype, n * tile), "dst": (batch.dst, spec.dtype, n * region),
+                  "valid": (batch.valid, "int32", n), "offset": (batch.offset, "int64", n)}
+    checked = {name: _checked(name, array, dtype, size) for name, (array, dtype, size) in arrays.items()}
+    if spec.operation == "block.load":
+        checked["dst"] = np.full(n * tile * checked["init"].itemsize, UNWRITTEN, np.uint8).view(spec.dtype)
+    return checked
+
+
+def _checked(name: str, array: Any, dtype: str, size: int) -> np.ndarray:
+    import numpy as np
+
+    host = np.asarray(array)
+    if host.dtype != np.dtype(dtype) or host.shape != (size,):
+        raise ValueError(f"batch.{name}: expected {dtype}[{size}] (got {host.dtype}{list(host.shape)})")
+    return np.ascontiguousarray(host)

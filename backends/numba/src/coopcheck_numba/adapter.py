@@ -1,0 +1,188 @@
+"""``NumbaAdapter``: the harness's view of the numba-cuda backend (see ``coopcheck.Adapter``).
+
+One contract kernel per kernel key (operation, dtype, ipt, algorithm), compiled once per arch
+and launched with one block per case instance. Where it compiles depends on the machine:
+
+* a GPU of the requested arch: numba compiles for it, and the artifacts are what it launches;
+* no GPU (or another arch): PTX via ``compile_ptx`` and a cubin via nvJitLink (see
+  :mod:`coopcheck_numba.toolchain`), cached on disk when ``COOP_NUMBA_CACHE_DIR`` is set;
+* ``NUMBA_ENABLE_CUDASIM=1``: numba's CUDA simulator runs the kernels; there are no artifacts.
+
+Importing this module loads no numba: the registry may import it on any machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, check_static, require
+
+from coopcheck_numba import REQUIRES
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
+DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
+
+
+@dataclass(frozen=True)
+class _Build:
+    """One compiled contract kernel: the numba dispatcher and, off the simulator, its artifacts."""
+
+    kernel: Any  # coopcheck_numba.kernels.ContractKernel
+    target: str  # "gpu" | "host" | "simulator"
+    arch: str
+    entry: str
+    ptx: str | None = None
+    cubin: bytes | None = None
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """What :meth:`NumbaAdapter.compile` returns: the shared build plus the spec it was asked for,
+    whose block sizes the dynamic shared memory of its artifacts."""
+
+    spec: KernelSpec
+    build: _Build
+
+
+class NumbaAdapter:
+    """The ``numba`` backend: numba-cuda ``@cuda.jit`` kernels around :mod:`coopcheck_numba.blockio`."""
+
+    name = "numba"
+
+    def __init__(self) -> None:
+        require(self.name, REQUIRES)
+        self._builds: dict[tuple[Hashable, str], _Build] = {}
+
+    def unsupported_reason(self, spec: KernelSpec) -> str | None:
+        """Every operation, dtype, algorithm, items_per_thread and block shape is implemented."""
+        return None
+
+    def kernel_key(self, spec: KernelSpec) -> Hashable:
+        """What a contract kernel is specialized on: the block shape is a launch parameter."""
+        return (spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
+
+    def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
+        check_static(
+            spec.operation, block=spec.block, items_per_thread=spec.items_per_thread,
+            algorithm=spec.algorithm, dtype=spec.dtype, oob_default=spec.store_oob_default,
+            valid_items=spec.static_valid_items, offset=spec.static_offset,
+        )
+        slot = (self.kernel_key(spec), arch)
+        if slot not in self._builds:
+            self._builds[slot] = _build(spec, arch)
+        return CompiledKernel(spec, self._builds[slot])
+
+    def artifacts(self, compiled: CompiledKernel) -> Artifacts:
+        from coopcheck_numba.blockio import shared_bytes
+
+        spec, build = compiled.spec, compiled.build
+        return Artifacts(
+            kernel_name=build.entry, cubin=build.cubin, ptx=build.ptx, arch=build.arch,
+            dynamic_shared_bytes=shared_bytes(spec.dtype, spec.items_per_thread, spec.algorithm,
+                                              spec.threads),
+            extra={"target": build.target},
+        )
+
+    def can_launch(self) -> bool:
+        from numba import cuda
+
+        from coopcheck_numba.blockio import SIMULATED
+
+        return SIMULATED or bool(cuda.is_available())
+
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
+        import numpy as np
+        from numba import cuda
+
+        from coopcheck_numba.blockio import shared_bytes
+
+        kernel = compiled.build.kernel
+        dtype = np.dtype(spec.dtype)
+        shared = shared_bytes(spec.dtype, spec.items_per_thread, spec.algorithm, spec.threads)
+        if shared > DEFAULT_DYNAMIC_SHARED_LIMIT and compiled.build.target != "simulator":
+            _allow_dynamic_shared(kernel, shared)
+        launcher = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
+        valid = cuda.to_device(np.ascontiguousarray(batch.valid, dtype=np.int32))
+        offset = cuda.to_device(np.ascontiguousarray(batch.offset, dtype=np.int64))
+        region = np.int64(batch.region)
+        if isinstance(batch, LoadBatch):
+            dst = cuda.device_array(batch.n_blocks * spec.tile, dtype=dtype)
+            launcher(
+                _device(batch.src, dtype), _device(batch.init, dtype), dst, valid, offset,
+                _device(batch.has_oob, np.int32), _device(batch.oob, dtype), region,
+            )
+        else:
+            dst = _device(batch.dst, dtype)
+            launcher(_device(batch.items, dtype), dst, valid, offset, region)
+        return dst.copy_to_host()
+
+
+def _device(array: Any, dtype: np.dtype[Any] | type) -> Any:
+    import numpy as np
+    from numba import cuda
+
+    return cuda.to_device(np.ascontiguousarray(array, dtype=dtype))
+
+
+def _build(spec: KernelSpec, arch: str) -> _Build:
+    from numba import cuda
+
+    from coopcheck_numba.blockio import SIMULATED
+    from coopcheck_numba.kernels import contract_kernel
+
+    kernel = contract_kernel(spec)
+    if SIMULATED:
+        return _Build(kernel, "simulator", arch, kernel.symbol)
+    if cuda.is_available():
+        major, minor = cuda.get_current_device().compute_capability
+        if arch == f"sm_{major}{minor}":
+            return _build_on_gpu(kernel)
+    return _build_on_host(kernel, arch)
+
+
+def _build_on_gpu(kernel: Any) -> _Build:
+    from coopcheck_numba.toolchain import entry_name
+
+    compiled = kernel.dispatcher.compile(kernel.signature)
+    # numba keeps the PTX and cubin it loaded in the kernel's code library (no public getter).
+    library = compiled._codelibrary
+    ptx = library.get_asm_str()
+    return _Build(kernel, "gpu", _library_arch(library), entry_name(ptx), ptx, library.get_cubin())
+
+
+def _library_arch(library: Any) -> str:
+    cc = library._ensure_cc(None)  # numba's own choice for the current GPU: (9, 0, "a") on Hopper
+    return "sm_" + "".join(map(str, cc))
+
+
+def _build_on_host(kernel: Any, arch: str) -> _Build:
+    from coopcheck_numba import toolchain
+    from coopcheck_numba.cache import ArtifactCache
+
+    cache = ArtifactCache.from_environment()
+    key = ArtifactCache.key(toolchain.fingerprint(), arch, kernel.symbol)
+    stored = cache.get(key) if cache else None
+    if stored:
+        ptx, cubin = stored
+    else:
+        ptx = toolchain.compile_ptx(kernel.dispatcher.py_func, kernel.signature, arch, kernel.symbol)
+        cubin = toolchain.link_cubin(ptx, arch, kernel.symbol)
+    if cache and not stored:
+        cache.put(key, ptx, cubin)
+    return _Build(kernel, "host", arch, toolchain.entry_name(ptx), ptx, cubin)
+
+
+def _allow_dynamic_shared(kernel: Any, nbytes: int) -> None:
+    """Opt the compiled kernel into ``nbytes`` of dynamic shared memory (needed past 48 KiB)."""
+    from numba.cuda.cudadrv.driver import binding, driver
+
+    # The compiled kernel for the current GPU (numba's cache: compiled already unless the build
+    # was for another arch); numba exposes no setter for this attribute.
+    function = kernel.dispatcher.compile(kernel.signature)._codelibrary.get_cufunc()
+    attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.cuKernelSetAttribute(attribute, nbytes, function.handle, function.device.id)

@@ -1,0 +1,145 @@
+"""The harness adapter of the Rust fatbin backend: compile is a lookup in the shipped fatbin.
+
+Every kernel was built ahead of time (``coopcheck_rustfatbin.build``); compiling a spec validates its
+statics with ``coopcheck.check_static`` and checks that the fatbin holds its symbol for the arch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import coopcheck
+from coopcheck import Artifacts, InvalidParameter, KernelSpec, LoadBatch, StoreBatch, check_static, kernel_symbol
+from coopcheck.fatbin import KIND_PTX
+
+from coopcheck_rustfatbin import abi
+from coopcheck_rustfatbin.bundle import Bundle, LoaderError
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A kernel of the fatbin, for one arch's inspection and for launches of any block shape."""
+
+    symbol: str
+    arch: str
+    dynamic_shared_bytes: int
+
+
+class RustFatbinAdapter:
+    """``coopcheck.Adapter`` over the fatbin installed with this package (or the one given)."""
+
+    name = "rustfatbin"
+
+    def __init__(self, fatbin: Path | None = None) -> None:
+        coopcheck.require(self.name, {"cuda": "cuda-bindings"})  # the loader's driver API, checked at activation
+        self._fatbin = fatbin
+        self._bundle: Bundle | None = None
+        self._module: Any = None
+
+    @property
+    def bundle(self) -> Bundle:
+        if self._bundle is None:
+            self._bundle = Bundle(self._fatbin) if self._fatbin else Bundle.default()
+        return self._bundle
+
+    def unsupported_reason(self, spec: KernelSpec) -> str | None:
+        # A spec that breaks a static rule is supported: compile must refuse it with that rule.
+        if spec.items_per_thread not in abi.ITEMS_PER_THREAD and _statics_ok(spec):
+            listed = ", ".join(map(str, abi.ITEMS_PER_THREAD))
+            return (f"the rustfatbin crate exports kernels for items_per_thread in {listed} only "
+                    f"(got {spec.items_per_thread})")
+        return None
+
+    def kernel_key(self, spec: KernelSpec) -> Hashable:
+        """The symbol: every block shape shares one kernel. The transpose family adds its scratch
+        size (a launch parameter that inspection reports), and a spec with bad statics keys apart,
+        since its compile must raise where an equal symbol's compile succeeds."""
+        if not _statics_ok(spec):
+            return ("rejected", spec)
+        if spec.algorithm in coopcheck.TRANSPOSE_FAMILY:
+            return kernel_symbol(spec), abi.dynamic_shared_bytes(spec)
+        return kernel_symbol(spec)
+
+    def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
+        _check_statics(spec)
+        symbol = kernel_symbol(spec)
+        if symbol not in self.bundle.symbols(arch):
+            reason = self.unsupported_reason(spec) or "the crate does not export it"
+            raise LoaderError(f"{symbol}: not in {self.bundle.path} for {arch}: {reason}")
+        return CompiledKernel(symbol, arch, abi.dynamic_shared_bytes(spec))
+
+    def artifacts(self, compiled: CompiledKernel) -> Artifacts:
+        ptx = self.bundle.image(KIND_PTX, compiled.arch)
+        return Artifacts(
+            kernel_name=compiled.symbol,
+            cubin=self.bundle.elf(compiled.arch),
+            ptx=ptx.decode() if ptx is not None else None,
+            arch=compiled.arch,
+            dynamic_shared_bytes=compiled.dynamic_shared_bytes,
+            extra={"fatbin": str(self.bundle.path), "tools": self.bundle.manifest["tools"]},
+        )
+
+    def can_launch(self) -> bool:
+        from coopcheck_rustfatbin.loader import device_count
+
+        return device_count() > 0
+
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
+        from coopcheck_rustfatbin.loader import Module
+
+        if self._module is None:
+            self._module = Module(self.bundle)
+        (dst,) = self._module.run(
+            compiled.symbol, grid=batch.n_blocks, block=spec.block,
+            shared_bytes=abi.dynamic_shared_bytes(spec), args=_launch_args(compiled.symbol, spec, batch),
+        )
+        return dst
+
+
+def _launch_args(symbol: str, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> list[Any]:
+    """The kernel's arguments in ABI order; ``dst`` is the one that comes back."""
+    from coopcheck_rustfatbin.loader import In, InOut, Out
+
+    args: list[Any] = []
+    for param in abi.PARAMS[spec.operation]:
+        if not param.pointer:
+            args.append(int(getattr(batch, param.name)))
+        elif param.name == "dst" and isinstance(batch, LoadBatch):
+            # Load's dst is output only, one payload per thread like init.
+            args.append(Out(_typed(symbol, param, batch.init, spec.dtype)))
+        elif param.name == "dst" and isinstance(batch, StoreBatch):
+            args.append(InOut(_typed(symbol, param, batch.dst, spec.dtype)))
+        else:
+            args.append(In(_typed(symbol, param, getattr(batch, param.name), spec.dtype)))
+    return args
+
+
+def _statics(spec: KernelSpec) -> dict[str, Any]:
+    return {
+        "block": spec.block, "items_per_thread": spec.items_per_thread, "algorithm": spec.algorithm,
+        "dtype": spec.dtype, "oob_default": spec.store_oob_default, "valid_items": spec.static_valid_items,
+        "offset": spec.static_offset,
+    }
+
+
+def _check_statics(spec: KernelSpec) -> None:
+    check_static(spec.operation, **_statics(spec))
+
+
+def _statics_ok(spec: KernelSpec) -> bool:
+    try:
+        _check_statics(spec)
+    except InvalidParameter:
+        return False
+    return True
+
+
+def _typed(symbol: str, param: abi.Param, array: Any, dtype: str) -> Any:
+    """``array``, checked for the element type the kernel reads (it would reinterpret any other)."""
+    wanted = param.dtype or dtype
+    if str(array.dtype) != wanted:
+        raise LoaderError(f"{symbol}: argument {param.name} is {array.dtype}, the kernel takes {wanted}")
+    return array
