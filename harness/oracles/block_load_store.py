@@ -151,8 +151,8 @@ class Params:
 
 
 def params_of(spec: coopcheck.KernelSpec, batch: Batch) -> Params:
-    is_load = isinstance(batch, coopcheck.LoadBatch)
-    has_oob = np.asarray(batch.has_oob) != 0 if is_load else np.zeros(batch.n_blocks, bool)
+    has_oob = (np.asarray(batch.has_oob) != 0 if isinstance(batch, coopcheck.LoadBatch)
+               else np.zeros(batch.n_blocks, bool))
     return Params(np.asarray(batch.valid, dtype=np.int64), np.asarray(batch.offset, dtype=np.int64), has_oob,
                   tile_index(spec))
 
