@@ -8,6 +8,7 @@ Standard library only, since the wheel build imports it before any dependency is
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import os
@@ -119,27 +120,19 @@ def build(
     """Build ``crate`` for ``capabilities`` into ``out_dir``/{FATBIN_NAME, MANIFEST_NAME}; return the manifest.
 
     Each capability keeps its cargo target dir (and ptxas output) under ``target_root`` (default
-    ``$COOP_RUST_TARGET_DIR``, else ``crate/target``), so a rebuild recompiles only what changed.
-    One cache serves one crate path: a build of the crate from elsewhere recompiles ``core``.
+    ``$COOP_RUST_TARGET_DIR``, else ``crate/target``), so a rebuild recompiles only what changed, wherever
+    the crate was unpacked (see :func:`stage_crate`).
     """
     toolchain = toolchain or Toolchain.discover()
     target_root = target_root or Path(os.environ.get(TARGET_DIR_ENV) or crate / "target")
-    passes = []
-    for capability in capabilities:
-        # the first pass per capability builds core from source, silently: say so before it starts
-        log(f"coopcheck_rustfatbin.build: {capability.sm}: cargo build of core and the kernel crate (about a minute "
-            "when nothing is cached) ...")
-        result = _pass(crate, target_root / capability.sm, capability, toolchain)
-        cached = " (ptxas cached)" if result.ptxas_cached else ""
-        log(
-            f"coopcheck_rustfatbin.build: {capability.sm}: {len(result.symbols)} kernels, cargo "
-            f"{result.cargo_seconds:.1f} s, ptxas {result.ptxas_seconds:.1f} s{cached}"
-        )
-        passes.append(result)
+    target_root.mkdir(parents=True, exist_ok=True)
+    with (target_root / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per cache: the staged crate is shared
+        passes = _passes(stage_crate(crate, target_root), target_root, capabilities, toolchain, log)
     out_dir.mkdir(parents=True, exist_ok=True)
     fatbin = out_dir / FATBIN_NAME
-    capabilities = ",".join(p.capability.sm for p in passes)
-    log(f"coopcheck_rustfatbin.build: packing {capabilities} into {FATBIN_NAME} (fatbinary)")
+    built = ",".join(p.capability.sm for p in passes)
+    log(f"coopcheck_rustfatbin.build: packing {built} into {FATBIN_NAME} (fatbinary)")
     _pack(passes, fatbin, toolchain)
     manifest = {
         "schema": MANIFEST_SCHEMA,
@@ -163,6 +156,44 @@ def build(
     (out_dir / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1) + "\n")
     log(f"coopcheck_rustfatbin.build: wrote {fatbin} ({fatbin.stat().st_size} bytes) and {MANIFEST_NAME}")
     return manifest
+
+
+def _passes(crate: Path, target_root: Path, capabilities: Sequence[Capability], toolchain: Toolchain,
+            log: Callable[[str], None]) -> list[PassResult]:
+    passes = []
+    for capability in capabilities:
+        # the first pass per capability builds core from source, silently: say so before it starts
+        log(f"coopcheck_rustfatbin.build: {capability.sm}: cargo build of core and the kernel crate (about a minute "
+            "when nothing is cached) ...")
+        result = _pass(crate, target_root / capability.sm, capability, toolchain)
+        cached = " (ptxas cached)" if result.ptxas_cached else ""
+        log(
+            f"coopcheck_rustfatbin.build: {capability.sm}: {len(result.symbols)} kernels, cargo "
+            f"{result.cargo_seconds:.1f} s, ptxas {result.ptxas_seconds:.1f} s{cached}"
+        )
+        passes.append(result)
+    return passes
+
+
+def stage_crate(crate: Path, target_root: Path) -> Path:
+    """The crate's files under ``target_root``/crate, written only where they differ.
+
+    cargo keys its cache by the crate's path, and each isolated wheel build unpacks the sources somewhere
+    new: built in place, every wheel build recompiled core (about a minute per capability). Unchanged files
+    keep their modification times, so cargo sees nothing new; the crate's own ``target`` is not copied.
+    """
+    staged = target_root / "crate"
+    wanted = {path.relative_to(crate) for path in crate.rglob("*")
+              if path.is_file() and path.relative_to(crate).parts[0] != "target"}
+    for rel in sorted(wanted):
+        source, copy = crate / rel, staged / rel
+        if not copy.is_file() or copy.read_bytes() != source.read_bytes():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copy)
+    for path in sorted(staged.rglob("*"), reverse=True):
+        if path.is_file() and path.relative_to(staged) not in wanted:
+            path.unlink()
+    return staged
 
 
 def _pass(crate: Path, target_dir: Path, capability: Capability, toolchain: Toolchain) -> PassResult:
