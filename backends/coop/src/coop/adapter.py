@@ -144,3 +144,9 @@ class CaseSupport(Protocol):
     def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:
         """None when the backend can run the case whose case axes have ``values`` (resolved: valid_items
         and offset in elements, the others as the contract names them); else the exact reason."""
+
+
+class ToolchainReport(Protocol):
+    """An adapter class's optional ``toolchain``: versions by component name (see the module docstring)."""
+
+    def __call__(self) -> dict[str, str]: ...
