@@ -4,8 +4,9 @@ It lets the engine, the supervisor and the pytest plugin run end to end on a mac
 GPU. ``COOP_MODEL_FAULT=<kind>:<text>`` plants a fault in every launch whose kernel symbol contains
 <text> (several, comma-separated: the first that matches a launch applies), and
 ``COOP_MODEL_UNSUPPORTED=<algorithm>`` declares one algorithm unsupported and
-``COOP_MODEL_UNSUPPORTED_CASE=<axis>=<value>`` every case whose resolved case value is that (``offset=1``: the
-misaligned offset class), so crash isolation, timeouts and verdict handling can be shown to work. Fault kinds: ``crash``, ``hang``, ``raise``;
+``COOP_MODEL_UNSUPPORTED_CASE=<axis>=<value>`` every case whose resolved case value is that (``offset=1``:
+the misaligned offset class), so crash isolation, timeouts and verdict handling can be shown to work.
+Fault kinds: ``crash``, ``hang``, ``raise``;
 ``corrupt`` flips one bit of block 0, ``corrupt-second`` one bit of block 1 (a bug that depends on a
 block's position in the launch), ``flip`` one random bit of a random block, drawn afresh in every
 launch (unseeded: a flaky device that corrupts data). ``COOP_MODEL_LOST=<file>`` kills the process

@@ -18,7 +18,8 @@ from coop.vocabulary import (
 
 __all__ = [
     "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
-    "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "InvalidParameter", "KernelSpec", "LoadBatch", "StoreBatch",
+    "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "InvalidParameter", "KernelSpec", "LoadBatch",
+    "StoreBatch",
     "UnknownBackend", "active", "available", "block_threads", "check_static", "kernel_symbol",
     "register", "require",
 ]
