@@ -1,4 +1,5 @@
-"""cuda.coop's Load/Store in the contract kernels on a GPU, against the NumPy oracle of the ABI.
+"""cuda.coop's Load/Store in the contract kernels on a GPU (the root conftest's ``adapter`` fails without one),
+against the NumPy oracle of the ABI.
 
 One batched launch per kernel holds full tiles (all that 1.1.1 binds) at offsets 0, 32 (aligned) and 1, 3
 (misaligned: vectorize must fall back), each block with its own data; a second launch with other data
