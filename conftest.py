@@ -7,6 +7,7 @@ import importlib.util
 from types import ModuleType
 from typing import Any
 
+import coopcheck
 import pytest
 
 #: folder name under backends/<name>/tests/ -> marker
@@ -28,6 +29,18 @@ def resources() -> dict[str, tuple[dict[str, Any], ...]]:
     from harness.contracts import load_contracts
 
     return {contract.operation: contract.resources for contract in load_contracts()}
+
+
+@pytest.fixture(scope="module")
+def adapter(request: pytest.FixtureRequest) -> coopcheck.Adapter:
+    """The requesting backend's registered adapter (``backends/<name>/tests/...``), failing, not skipping,
+    where it cannot launch: runtime tests launch kernels."""
+    name = next(p for p in request.path.parents if p.name == "tests").parent.name
+    adapter = coopcheck.register(name)
+    if not adapter.can_launch():
+        pytest.fail(f"runtime tests launch kernels and this process has no CUDA device that {name} can launch "
+                    f"on; run them on a GPU: pytest backends/{name}/tests/runtime", pytrace=False)
+    return adapter
 
 
 @pytest.fixture(scope="module")

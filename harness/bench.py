@@ -168,7 +168,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         inner += ["--contracts", str(args.contracts)] if args.contracts else []
         results += _under_sanitizer(args.sanitizer, inner)
     doc = {"schema": 1, "kind": "coop-bench", "profile": args.profile, "groups_per_contract": args.groups,
-           "backends": backends, "skipped": skipped, "env": fingerprint(),
+           "backends": backends, "skipped": skipped, "env": fingerprint(backends),
            "results": [asdict(m) | {"checks_per_second": round(m.per_second, 1)} for m in results],
            "ratios": ratios(results)}
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -89,6 +89,11 @@ class Case:
     def offset(self) -> int:
         return OFFSET_ELEMENTS[self["offset"]]
 
+    def case_values(self) -> dict[str, Any]:
+        """The case axes as a kernel receives them: valid_items and offset in elements, the others as named."""
+        resolved = {"valid": self.valid_items, "offset": self.offset}
+        return {k: resolved[k]() if k in resolved else v for k, v in self.params if k in self.contract.case_axes}
+
     def has_oob(self) -> bool:
         return dict(self.params).get("oob") == "value"
 

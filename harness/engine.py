@@ -96,7 +96,8 @@ class Engine:
                 return records + [self._record(c, Status.CRASH, f"unsupported_reason failed: {_one_line(exc)}")
                                   for c in rest]
             if reason is None and LANES[lane_kind(self.lane)]:
-                return records + self._run(spec, [c for c in rest if is_run_case(c)])  # timed per launch
+                declined, run = self._declined(spec, [c for c in rest if is_run_case(c)])
+                return records + declined + self._run(spec, run)  # timed per launch
             if reason is not None:
                 verdicts = [self._record(c, Status.NOT_SUPPORTED, reason) for c in rest]
             else:
@@ -104,6 +105,24 @@ class Engine:
             share = (time.perf_counter() - started) / len(rest)
             records += [_with_seconds(r, share) for r in verdicts]
         return records
+
+    def _declined(self, spec: coopcheck.KernelSpec, cases: list[Case]) -> tuple[list[CaseRecord], list[Case]]:
+        """Split run cases into the verdicts of those the adapter declines (NotSupported, or Crash when asking
+        fails) and those it takes; an adapter without ``unsupported_case`` takes every case."""
+        if not isinstance(self.adapter, coopcheck.CaseSupport):
+            return [], cases
+        declined, taken = [], []
+        for case in cases:
+            try:
+                reason = self.adapter.unsupported_case(spec, case.case_values())
+            except Exception as exc:
+                declined.append(self._record(case, Status.CRASH, f"unsupported_case failed: {_one_line(exc)}"))
+                continue
+            if reason is None:
+                taken.append(case)
+            else:
+                declined.append(self._record(case, Status.NOT_SUPPORTED, reason))
+        return declined, taken
 
     def _record(self, case: Case, status: Status, detail: str = "", rules: tuple[str, ...] = (),
                 artifact: str | None = None, seconds: float = 0.0) -> CaseRecord:

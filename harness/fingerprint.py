@@ -7,15 +7,19 @@ import platform
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import coopcheck.registry
+
 from harness.datafile import read_json
 from harness.errors import HarnessError
 
-PACKAGES = ("coopcheck", "coopcheck-harness", "coopcheck-numba", "coopcheck-cutlass", "coopcheck-rustfatbin", "numpy",
-            "numba", "numba-cuda", "nvidia-cutlass-dsl", "cuda-bindings", "torch", "pytest", "pytest-xdist")
+PACKAGES = ("coopcheck", "coopcheck-harness", "coopcheck-numba", "coopcheck-cutlass", "coopcheck-rustfatbin",
+            "coopcheck-cccl", "numpy", "numba", "numba-cuda", "nvidia-cutlass-dsl", "cuda-cccl", "cuda-bindings",
+            "torch", "pytest", "pytest-xdist")
 MANIFEST_ENV = "COOP_WHEEL_MANIFEST"
 
 
@@ -63,8 +67,22 @@ def _manifest() -> dict[str, Any]:
     return {"wheel_manifest": read_json(Path(path), HarnessError, f"${MANIFEST_ENV} {path}")}
 
 
-def fingerprint() -> dict[str, Any]:
-    """What ran where: interpreter, packages, GPU, driver, CUDA tools, source commit, wheels."""
+def _toolchains(backends: Sequence[str]) -> dict[str, Any]:
+    """What each backend compiles with, as its adapter reports it; one that cannot say records why."""
+    found: dict[str, dict[str, str]] = {}
+    for name in backends:
+        try:
+            versions = coopcheck.registry.toolchain(name)
+        except Exception as exc:
+            versions = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+        if versions:
+            found[name] = versions
+    return {"toolchains": found} if found else {}
+
+
+def fingerprint(backends: Sequence[str] = ()) -> dict[str, Any]:
+    """What ran where: interpreter, packages, GPU, driver, CUDA tools, the backends' own toolchains, source
+    commit, wheels."""
     gpu = _command("nvidia-smi", "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader")
     return {
         "python": sys.version.split()[0],
@@ -73,6 +91,7 @@ def fingerprint() -> dict[str, Any]:
         "gpu": gpu,
         "ptxas": _command("ptxas", "--version"),
         "compute_sanitizer": _command("compute-sanitizer", "--version"),
+        **_toolchains(backends),
         **_git(),
         **_manifest(),
     }

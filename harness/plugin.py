@@ -121,7 +121,7 @@ class CaseRunner:
         if self.writer:
             from harness.fingerprint import fingerprint
 
-            self.writer.write(config.session_record(fingerprint()))
+            self.writer.write(config.session_record(fingerprint(config.backends)))
 
     def emit(self, record: Record) -> None:
         if self.writer:

@@ -175,7 +175,7 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
     lane_kind(config.lane)
     config.backends = resolve_backends(config.backends)
     contracts = load_contracts(config.contracts_dir)
-    session = config.session_record(fingerprint())
+    session = config.session_record(fingerprint(config.backends))
     with JournalWriter(journal, lock) as writer:
         records = list(read_journal(journal))
         check_resume(journal, session, records)

@@ -20,7 +20,7 @@ from harness.journal import CaseRecord, Record, ResourceRecord, final_cases, rea
 from harness.lanes import lane_cases
 from harness.oracles import block_load_store as oracle
 from harness.statuses import Status
-from tests.support.model_backend import ModelAdapter
+from tests.support.model_backend import UNSUPPORTED_CASE_ENV, ModelAdapter
 
 
 def _group(contracts: Path, lane: str, contract_id: str = "block.load"):
@@ -101,6 +101,60 @@ def test_an_adapter_that_raises_while_declaring_support_crashes_its_group(small_
     records = _engine("simulator", RaisesInUnsupported(), []).run_group(spec, cases)
     assert {r.status for r in records} == {Status.CRASH}
     assert records[0].detail.startswith("unsupported_reason failed: KeyError")
+
+
+class RecordsLaunches(ModelAdapter):
+    """Keeps every batch it launches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[coopcheck.LoadBatch | coopcheck.StoreBatch] = []
+
+    def launch(self, compiled: coopcheck.KernelSpec, spec: coopcheck.KernelSpec,
+               batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> np.ndarray:
+        self.batches.append(batch)
+        return super().launch(compiled, spec, batch)
+
+
+def test_cases_an_adapter_declines_are_not_supported_and_never_launched(small_contracts: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter is asked with resolved values (the misaligned offset class is 1 element), per case."""
+    monkeypatch.setenv(UNSUPPORTED_CASE_ENV, "offset=1")
+    spec, cases = _group(small_contracts, "simulator")
+    adapter = RecordsLaunches()
+    records = {r.id: r for r in _engine("simulator", adapter, []).run_group(spec, cases)}
+    declined = {c.id for c in cases if c["offset"] == "misaligned"}
+    assert declined and len(declined) < len(cases)
+    assert {records[i].status for i in declined} == {Status.NOT_SUPPORTED}
+    assert {records[i].detail for i in declined} == {"the model does not take offset=1"}
+    assert {r.status for i, r in records.items() if i not in declined} == {Status.PASS}
+    launched = sum(len(batch.valid) for batch in adapter.batches)
+    assert launched == (len(cases) - len(declined)) * oracle.blocks_per_case(spec)
+    assert all(1 not in batch.offset for batch in adapter.batches)
+
+
+class WithoutCaseSupport(ModelAdapter):
+    unsupported_case = None  # an adapter without the optional method
+
+
+def test_an_adapter_without_case_support_runs_every_case(small_contracts: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(UNSUPPORTED_CASE_ENV, "offset=1")
+    spec, cases = _group(small_contracts, "simulator")
+    records = _engine("simulator", WithoutCaseSupport(), []).run_group(spec, cases)  # type: ignore[arg-type]
+    assert {r.status for r in records} == {Status.PASS} and len(records) == len(cases)
+
+
+class RaisesInUnsupportedCase(ModelAdapter):
+    def unsupported_case(self, spec: coopcheck.KernelSpec, values: object) -> str | None:
+        raise KeyError("valid")
+
+
+def test_an_adapter_that_raises_while_declining_a_case_crashes_that_case(small_contracts: Path) -> None:
+    spec, cases = _group(small_contracts, "simulator")
+    records = _engine("simulator", RaisesInUnsupportedCase(), []).run_group(spec, cases)
+    assert {r.status for r in records} == {Status.CRASH} and len(records) == len(cases)
+    assert records[0].detail.startswith("unsupported_case failed: KeyError")
 
 
 class CorruptsBlockZero(ModelAdapter):

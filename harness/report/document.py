@@ -40,6 +40,7 @@ FINGERPRINT = (
     ("gpu", "GPU, driver, compute capability"),
     ("ptxas", "CUDA toolkit (ptxas)"),
     ("compute_sanitizer", "compute-sanitizer"),
+    ("toolchains", "Backend toolchains"),
     ("commit", "Source commit"),
     ("dirty", "Uncommitted changes"),
     ("wheel_manifest", "Wheel manifest"),

@@ -3,8 +3,10 @@
 It lets the engine, the supervisor and the pytest plugin run end to end on a machine without a
 GPU. ``COOP_MODEL_FAULT=<kind>:<text>`` plants a fault in every launch whose kernel symbol contains
 <text> (several, comma-separated: the first that matches a launch applies), and
-``COOP_MODEL_UNSUPPORTED=<algorithm>`` declares one algorithm unsupported, so crash isolation,
-timeouts and verdict handling can be shown to work. Fault kinds: ``crash``, ``hang``, ``raise``;
+``COOP_MODEL_UNSUPPORTED=<algorithm>`` declares one algorithm unsupported and
+``COOP_MODEL_UNSUPPORTED_CASE=<axis>=<value>`` every case whose resolved case value is that (``offset=1``:
+the misaligned offset class), so crash isolation, timeouts and verdict handling can be shown to work.
+Fault kinds: ``crash``, ``hang``, ``raise``;
 ``corrupt`` flips one bit of block 0, ``corrupt-second`` one bit of block 1 (a bug that depends on a
 block's position in the launch), ``flip`` one random bit of a random block, drawn afresh in every
 launch (unseeded: a flaky device that corrupts data). ``COOP_MODEL_LOST=<file>`` kills the process
@@ -19,8 +21,9 @@ import os
 import random
 import signal
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from pathlib import Path
+from typing import Any
 
 import coopcheck
 import numpy as np
@@ -29,6 +32,7 @@ from tests.selftest.model import ReferenceModel
 
 FAULT_ENV = "COOP_MODEL_FAULT"
 UNSUPPORTED_ENV = "COOP_MODEL_UNSUPPORTED"
+UNSUPPORTED_CASE_ENV = "COOP_MODEL_UNSUPPORTED_CASE"
 LOST_ENV = "COOP_MODEL_LOST"
 START_ENV = "COOP_MODEL_START_SECONDS"
 ENTRY_POINT = "model = tests.support.model_backend:ModelAdapter"
@@ -60,6 +64,12 @@ class ModelAdapter:
     def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
         if spec.algorithm == os.environ.get(UNSUPPORTED_ENV):
             return f"the model does not implement {spec.algorithm}"
+        return None
+
+    def unsupported_case(self, spec: coopcheck.KernelSpec, values: Mapping[str, Any]) -> str | None:
+        axis, _, value = os.environ.get(UNSUPPORTED_CASE_ENV, "").partition("=")
+        if axis in values and str(values[axis]) == value:
+            return f"the model does not take {axis}={value}"
         return None
 
     def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:

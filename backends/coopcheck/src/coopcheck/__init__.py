@@ -3,7 +3,7 @@
 Dependency-free on purpose: importing ``coopcheck`` loads no CUDA, numba or cutlass module.
 """
 
-from coopcheck.adapter import Adapter, Artifacts, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from coopcheck.adapter import Adapter, Artifacts, CaseSupport, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
 from coopcheck.availability import BackendUnavailable, require
 from coopcheck.registry import UnknownBackend, active, available, register
 from coopcheck.vocabulary import (
@@ -18,7 +18,8 @@ from coopcheck.vocabulary import (
 
 __all__ = [
     "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
-    "Adapter", "Artifacts", "BackendUnavailable", "InvalidParameter", "KernelSpec", "LoadBatch", "StoreBatch",
+    "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "InvalidParameter", "KernelSpec", "LoadBatch",
+    "StoreBatch",
     "UnknownBackend", "active", "available", "block_threads", "check_static", "kernel_symbol",
     "register", "require",
 ]

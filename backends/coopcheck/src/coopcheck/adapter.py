@@ -14,11 +14,19 @@ Load kernel, one block per case instance (grid = ``n_blocks`` x 1 x 1, block = `
 Store kernel: thread ``rank`` of block ``b`` holds ``items[b*tile + rank*ipt + i]`` and calls
 block Store on ``dst[b*region + offset[b]:]`` with ``valid[b]`` valid items; the harness fills
 ``dst`` with per-slot sentinels first, so every stray write shows.
+
+Optional methods (an adapter without one gets the default behaviour):
+
+* ``unsupported_case(spec, values) -> str | None`` (:class:`CaseSupport`): an API that cannot take some
+  run-time case values (say, no partial tiles) declines those cases with the reason; the others launch.
+* ``toolchain() -> dict[str, str]`` (:class:`ToolchainReport`), callable on the class: the versions
+  of what the backend compiles with, recorded in the journal's fingerprint; it must be cheap (no
+  toolchain import), since the harness asks before it activates any backend.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -127,3 +135,18 @@ class Adapter(Protocol):
 
     def launch(self, compiled: Any, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
         """Run one batched launch and return the host copy of ``dst``."""
+
+
+@runtime_checkable
+class CaseSupport(Protocol):
+    """An adapter whose API takes only some run-time case values (optional; see the module docstring)."""
+
+    def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:
+        """None when the backend can run the case whose case axes have ``values`` (resolved: valid_items
+        and offset in elements, the others as the contract names them); else the exact reason."""
+
+
+class ToolchainReport(Protocol):
+    """An adapter class's optional ``toolchain``: versions by component name (see the module docstring)."""
+
+    def __call__(self) -> dict[str, str]: ...

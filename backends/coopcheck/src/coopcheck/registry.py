@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from importlib.metadata import EntryPoint, entry_points
 
-from coopcheck.adapter import Adapter
+from coopcheck.adapter import Adapter, ToolchainReport
 
 GROUP = "coopcheck.backends"
 #: Comma-separated backend names to leave out of :func:`available`.
@@ -31,15 +31,19 @@ def available() -> list[str]:
     return sorted(set(_entry_points()) - blocked)
 
 
-def register(name: str) -> Adapter:
-    """Activate backend ``name`` (idempotent) and return its adapter."""
-    if name in _active:
-        return _active[name]
+def _entry_point(name: str) -> EntryPoint:
     eps = _entry_points()
     if name not in eps:
         known = ", ".join(sorted(eps)) or "none installed"
         raise UnknownBackend(f"unknown backend {name!r}; installed backends: {known}")
-    adapter = eps[name].load()()
+    return eps[name]
+
+
+def register(name: str) -> Adapter:
+    """Activate backend ``name`` (idempotent) and return its adapter."""
+    if name in _active:
+        return _active[name]
+    adapter = _entry_point(name).load()()
     if not isinstance(adapter, Adapter):
         raise TypeError(f"entry point {GROUP}:{name} does not provide a coop Adapter")
     _active[name] = adapter
@@ -49,3 +53,10 @@ def register(name: str) -> Adapter:
 def active() -> dict[str, Adapter]:
     """The backends registered so far in this process."""
     return dict(_active)
+
+
+def toolchain(name: str) -> dict[str, str]:
+    """What backend ``name`` compiles with, from its adapter class's optional ``toolchain()`` ({} without
+    one); the backend is not activated (its adapter module is imported, which loads nothing heavy)."""
+    report: ToolchainReport | None = getattr(_entry_point(name).load(), "toolchain", None)
+    return dict(report()) if report is not None else {}

@@ -15,17 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, check_static, require
 
 from coopcheck_numba import REQUIRES
-
-if TYPE_CHECKING:
-    import numpy as np
-
-#: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
-DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
 
 
 @dataclass(frozen=True)
@@ -96,37 +90,11 @@ class NumbaAdapter:
         return SIMULATED or bool(cuda.is_available())
 
     def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
-        import numpy as np
-        from numba import cuda
-
         from coopcheck_numba.blockio import shared_bytes
+        from coopcheck_numba.kernels import launch
 
-        kernel = compiled.build.kernel
-        dtype = np.dtype(spec.dtype)
         shared = shared_bytes(spec.dtype, spec.items_per_thread, spec.algorithm, spec.threads)
-        if shared > DEFAULT_DYNAMIC_SHARED_LIMIT and compiled.build.target != "simulator":
-            _allow_dynamic_shared(kernel, shared)
-        launcher = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
-        valid = cuda.to_device(np.ascontiguousarray(batch.valid, dtype=np.int32))
-        offset = cuda.to_device(np.ascontiguousarray(batch.offset, dtype=np.int64))
-        region = np.int64(batch.region)
-        if isinstance(batch, LoadBatch):
-            dst = cuda.device_array(batch.n_blocks * spec.tile, dtype=dtype)
-            launcher(
-                _device(batch.src, dtype), _device(batch.init, dtype), dst, valid, offset,
-                _device(batch.has_oob, np.int32), _device(batch.oob, dtype), region,
-            )
-        else:
-            dst = _device(batch.dst, dtype)
-            launcher(_device(batch.items, dtype), dst, valid, offset, region)
-        return dst.copy_to_host()
-
-
-def _device(array: Any, dtype: np.dtype[Any] | type) -> Any:
-    import numpy as np
-    from numba import cuda
-
-    return cuda.to_device(np.ascontiguousarray(array, dtype=dtype))
+        return launch(compiled.build.kernel, spec, batch, shared)
 
 
 def _build(spec: KernelSpec, arch: str) -> _Build:
@@ -175,14 +143,3 @@ def _build_on_host(kernel: Any, arch: str) -> _Build:
     if cache and not stored:
         cache.put(key, ptx, cubin)
     return _Build(kernel, "host", arch, toolchain.entry_name(ptx), ptx, cubin)
-
-
-def _allow_dynamic_shared(kernel: Any, nbytes: int) -> None:
-    """Opt the compiled kernel into ``nbytes`` of dynamic shared memory (needed past 48 KiB)."""
-    from numba.cuda.cudadrv.driver import binding, driver
-
-    # The compiled kernel for the current GPU (numba's cache: compiled already unless the build
-    # was for another arch); numba exposes no setter for this attribute.
-    function = kernel.dispatcher.compile(kernel.signature)._codelibrary.get_cufunc()
-    attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    driver.cuKernelSetAttribute(attribute, nbytes, function.handle, function.device.id)

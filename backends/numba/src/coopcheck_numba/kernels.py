@@ -1,23 +1,27 @@
 """The contract kernels: one Load-only and one Store-only ``@cuda.jit`` kernel per specialization.
 
 They implement the batched ABI of ``coopcheck.adapter`` (one block per case instance) around the
-device functions of :mod:`coopcheck_numba.blockio`, and are named ``coopcheck.kernel_symbol(spec)`` so that
-the mangled entry name, and so every sanitizer record, names its specialization.
+device functions of :mod:`coopcheck_numba.blockio` (or any device functions of the same signature, with the
+files they link), and are named ``coopcheck.kernel_symbol(spec)`` so that the mangled entry name, and so
+every sanitizer record, names its specialization.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from coopcheck import KernelSpec, kernel_symbol
+from coopcheck import KernelSpec, LoadBatch, StoreBatch, kernel_symbol
 from numba import cuda
 from numba.cuda import types
 from numba.cuda.np import numpy_support
 
-from coopcheck_numba.blockio import build_load, build_store, rank, threads
+from coopcheck_numba.blockio import SIMULATED, build_load, build_store, rank, threads
+
+#: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
+DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
 
 
 class ContractKernel(NamedTuple):
@@ -42,9 +46,10 @@ def _contract_kernel(operation: str, dtype: str, ipt: int, algorithm: str) -> Co
     return store_kernel(build_store(dtype, ipt, algorithm), dtype, ipt, symbol)
 
 
-def load_kernel(load: Callable[..., Any], dtype: str, ipt: int, symbol: str) -> ContractKernel:
+def load_kernel(load: Callable[..., Any], dtype: str, ipt: int, symbol: str,
+                link: Sequence[str] = ()) -> ContractKernel:
     """The Load contract kernel around any device function with :func:`coopcheck_numba.block_load`'s
-    signature, named ``symbol``."""
+    signature, named ``symbol``, linked with the files ``link`` names (the device function's code)."""
     nbtype = numpy_support.from_dtype(np.dtype(dtype))
 
     def kernel(src, init, dst, valid, offset, has_oob, oob, region):
@@ -62,12 +67,13 @@ def load_kernel(load: Callable[..., Any], dtype: str, ipt: int, symbol: str) -> 
             dst[slot + i] = items[i]
 
     vector, i32s, i64s = _arrays(nbtype)
-    return _named(kernel, symbol, (vector, vector, vector, i32s, i64s, i32s, vector, types.int64))
+    return _named(kernel, symbol, (vector, vector, vector, i32s, i64s, i32s, vector, types.int64), link)
 
 
-def store_kernel(store: Callable[..., Any], dtype: str, ipt: int, symbol: str) -> ContractKernel:
+def store_kernel(store: Callable[..., Any], dtype: str, ipt: int, symbol: str,
+                 link: Sequence[str] = ()) -> ContractKernel:
     """The Store contract kernel around any device function with :func:`coopcheck_numba.block_store`'s
-    signature, named ``symbol``."""
+    signature, named ``symbol``, linked with the files ``link`` names."""
     nbtype = numpy_support.from_dtype(np.dtype(dtype))
 
     def kernel(items_in, dst, valid, offset, region):
@@ -79,7 +85,7 @@ def store_kernel(store: Callable[..., Any], dtype: str, ipt: int, symbol: str) -
         store(dst, items, valid[b], b * region + offset[b])
 
     vector, i32s, i64s = _arrays(nbtype)
-    return _named(kernel, symbol, (vector, vector, i32s, i64s, types.int64))
+    return _named(kernel, symbol, (vector, vector, i32s, i64s, types.int64), link)
 
 
 def _arrays(nbtype: Any) -> tuple[Any, Any, Any]:
@@ -87,7 +93,45 @@ def _arrays(nbtype: Any) -> tuple[Any, Any, Any]:
             types.Array(types.int64, 1, "C"))
 
 
-def _named(function: Any, symbol: str, signature: tuple[Any, ...]) -> ContractKernel:
+def _named(function: Any, symbol: str, signature: tuple[Any, ...], link: Sequence[str]) -> ContractKernel:
     # numba mangles the function's qualified name into the entry symbol.
     function.__name__ = function.__qualname__ = symbol
-    return ContractKernel(symbol, cuda.jit(function), signature)
+    options = {"link": list(link)} if link else {}  # numba's simulator refuses any link argument, even []
+    return ContractKernel(symbol, cuda.jit(function, **options), signature)
+
+
+def launch(kernel: ContractKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch, shared: int) -> Any:
+    """One batched launch of a contract kernel (see ``coopcheck.adapter``) with ``shared`` bytes of dynamic
+    shared memory; returns the host copy of ``dst``."""
+    dtype = np.dtype(spec.dtype)
+    if shared > DEFAULT_DYNAMIC_SHARED_LIMIT and not SIMULATED:
+        _allow_dynamic_shared(kernel, shared)
+    launcher = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
+    valid = cuda.to_device(np.ascontiguousarray(batch.valid, dtype=np.int32))
+    offset = cuda.to_device(np.ascontiguousarray(batch.offset, dtype=np.int64))
+    region = np.int64(batch.region)
+    if isinstance(batch, LoadBatch):
+        dst = cuda.device_array(batch.n_blocks * spec.tile, dtype=dtype)
+        launcher(
+            _device(batch.src, dtype), _device(batch.init, dtype), dst, valid, offset,
+            _device(batch.has_oob, np.int32), _device(batch.oob, dtype), region,
+        )
+    else:
+        dst = _device(batch.dst, dtype)
+        launcher(_device(batch.items, dtype), dst, valid, offset, region)
+    return dst.copy_to_host()
+
+
+def _device(array: Any, dtype: np.dtype[Any] | type) -> Any:
+    return cuda.to_device(np.ascontiguousarray(array, dtype=dtype))
+
+
+def _allow_dynamic_shared(kernel: ContractKernel, nbytes: int) -> None:
+    """Opt the compiled kernel into ``nbytes`` of dynamic shared memory (needed past 48 KiB)."""
+    from numba.cuda.cudadrv.driver import binding, driver
+
+    # The compiled kernel for the current GPU (numba's cache: compiled already unless the build
+    # was for another arch); numba exposes no setter for this attribute.
+    function = kernel.dispatcher.compile(kernel.signature)._codelibrary.get_cufunc()
+    attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.cuKernelSetAttribute(attribute, nbytes, function.handle, function.device.id)

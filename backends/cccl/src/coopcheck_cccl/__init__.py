@@ -1,0 +1,18 @@
+"""coopcheck_cccl: the ``cccl`` backend of the harness, block Load/Store through NVIDIA's cuda.coop (cuda-cccl 1.1.1).
+
+Importing this package loads nothing heavy: numba and cuda.coop are imported when a kernel is built.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+#: The one cuda-cccl release whose wheel ships ``cuda.coop._experimental`` with numba-cuda (1.2 dropped it).
+CUDA_CCCL = "1.1.1"
+#: Top-level modules the backend imports -> the distributions that provide them (cuda.coop is checked apart:
+#: ``cuda`` is a namespace that other distributions share).
+REQUIRES = {"coopcheck_numba": "coopcheck-numba", "numba": "numba", "numba_cuda": "numba-cuda", "numpy": "numpy"}
+#: The contract's algorithm names -> cuda.coop's (``make_load``/``make_store``'s names for CUB's BLOCK_LOAD_* and
+#: BLOCK_STORE_*); a contract algorithm missing here is declared unsupported.
+ALGORITHMS = {"direct": "direct", "striped": "striped", "vectorize": "vectorize", "transpose": "transpose",
+              "warp_transpose": "warp_transpose"}

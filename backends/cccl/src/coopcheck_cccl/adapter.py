@@ -1,0 +1,141 @@
+"""``CcclAdapter``: the harness's view of cuda.coop 1.1.1 (see ``coopcheck.Adapter``).
+
+One kernel per specialization (operation, dtype, block shape, items per thread, algorithm: CUB
+specializes on the block shape), coopcheck_numba's contract kernel around the cuda.coop primitive, named
+``coopcheck.kernel_symbol(spec)``. cuda.coop's factories compile for the current device, so without a CUDA
+device (or in numba's simulator) every kernel is declared NotSupported; with one, only full-tile cases
+without oob_default run, since 1.1.1 binds no other Load/Store overload.
+
+Importing this module loads no numba and no cuda.coop: the registry may import it on any machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, check_static, kernel_symbol, require
+
+from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, REQUIRES, toolchain
+
+NO_DEVICE = "cuda.coop compiles only with a CUDA device present (factories query the current device)"
+SIMULATOR = "numba's CUDA simulator cannot run cuda.coop (its primitives are CUB compiled to LTO-IR)"
+PARTIAL_TILE = f"cuda.coop {CUDA_CCCL} binds only full-tile Load/Store (no valid_items)"
+OOB_DEFAULT = f"cuda.coop {CUDA_CCCL} binds no Load with oob_default"
+#: dtype -> why cuda.coop cannot take it (measured: tests/compile/test_primitives.py pins each).
+DTYPES_REFUSED = {
+    "float16": f"cuda.coop {CUDA_CCCL} cannot compile float16: its generated CUB wrapper includes no cuda_fp16.h "
+               "(NVRTC: __half is not a complete object type)",
+}
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A contract kernel compiled for the current device, and the shared memory its primitive needs."""
+
+    kernel: Any  # coopcheck_numba.kernels.ContractKernel
+    temp_storage_bytes: int
+    arch: str
+
+
+class CcclAdapter:
+    """The ``cccl`` backend: cuda.coop's ``block.make_load`` / ``block.make_store`` in numba-cuda kernels."""
+
+    name = "cccl"
+
+    def __init__(self) -> None:
+        require(self.name, REQUIRES)
+        toolchain.require_cuda_cccl()
+        self._builds: dict[Hashable, CompiledKernel] = {}
+
+    @staticmethod
+    def toolchain() -> dict[str, str]:
+        """cuda-cccl's release and the CCCL version of its bundled headers (for the journal's fingerprint)."""
+        return toolchain.versions()
+
+    @cached_property
+    def _device_arch(self) -> str | None:
+        """``"sm_90"`` for the current device; None without one (or in the simulator)."""
+        from numba import config, cuda
+
+        if config.ENABLE_CUDASIM or not cuda.is_available():
+            return None
+        major, minor = cuda.get_current_device().compute_capability
+        return f"sm_{major}{minor}"
+
+    def unsupported_reason(self, spec: KernelSpec) -> str | None:
+        from numba import config
+
+        if config.ENABLE_CUDASIM:
+            return SIMULATOR
+        if self._device_arch is None:
+            return NO_DEVICE
+        if spec.algorithm not in ALGORITHMS:
+            return f"cuda.coop {CUDA_CCCL} has no {spec.algorithm!r} algorithm"
+        return DTYPES_REFUSED.get(spec.dtype)
+
+    def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:
+        """Only the full tile without oob_default: 1.1.1 binds ``Load(ptr, items)`` / ``Store(ptr, items)``.
+        Any offset is taken (the primitive gets ``src[offset:]``)."""
+        if values.get("valid", spec.tile) != spec.tile:
+            return PARTIAL_TILE
+        if values.get("oob", "none") != "none":
+            return OOB_DEFAULT
+        return None
+
+    def kernel_key(self, spec: KernelSpec) -> Hashable:
+        return (spec.operation, spec.dtype, spec.block, spec.items_per_thread, spec.algorithm)
+
+    def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
+        check_static(
+            spec.operation, block=spec.block, items_per_thread=spec.items_per_thread,
+            algorithm=spec.algorithm, dtype=spec.dtype, oob_default=spec.store_oob_default,
+            valid_items=spec.static_valid_items, offset=spec.static_offset,
+        )
+        device = self._device_arch
+        if device is None or arch.rstrip("af") != device:
+            raise RuntimeError(f"cuda.coop compiles for the current device only ({device or 'none'}), "
+                               f"not {arch}")
+        key = self.kernel_key(spec)
+        if key not in self._builds:
+            self._builds[key] = _build(spec, device)
+        return self._builds[key]
+
+    def artifacts(self, compiled: CompiledKernel) -> Artifacts:
+        from coopcheck_numba.toolchain import entry_name
+
+        kernel = compiled.kernel
+        # numba keeps the PTX and the linked cubin in the kernel's code library (no public getter).
+        library = kernel.dispatcher.compile(kernel.signature)._codelibrary
+        ptx = library.get_asm_str()
+        return Artifacts(kernel_name=entry_name(ptx), cubin=library.get_cubin(), ptx=ptx, arch=compiled.arch,
+                         dynamic_shared_bytes=compiled.temp_storage_bytes)
+
+    def can_launch(self) -> bool:
+        return self._device_arch is not None
+
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
+        from coopcheck_numba.kernels import launch
+
+        return launch(compiled.kernel, spec, batch, compiled.temp_storage_bytes)
+
+
+def _build(spec: KernelSpec, arch: str) -> CompiledKernel:
+    """Make the primitive (NVRTC, or the LTO-IR cache) and compile the contract kernel around it."""
+    from coopcheck_numba.kernels import load_kernel, store_kernel
+
+    from coopcheck_cccl import primitives
+    from coopcheck_cccl.cache import LtoCache
+
+    primitive = primitives.make(spec, LtoCache.from_environment())
+    symbol = kernel_symbol(spec)
+    if spec.operation == "block.load":
+        kernel = load_kernel(primitives.load_function(primitive), spec.dtype, spec.items_per_thread, symbol,
+                             link=primitive.files)
+    else:
+        kernel = store_kernel(primitives.store_function(primitive), spec.dtype, spec.items_per_thread, symbol,
+                              link=primitive.files)
+    kernel.dispatcher.compile(kernel.signature)  # compile and link now: the compile phase, not the launch
+    return CompiledKernel(kernel, primitive.temp_storage_bytes, arch)

@@ -1,0 +1,109 @@
+"""cuda.coop's factories and the contract kernels around them, compiled and linked for sm_90 without a GPU.
+
+The factories ask numba for the current device's compute capability only to pick NVRTC's target, and
+numba asks the same to compile device functions; here both are answered with sm_90, so NVRTC, numba and
+nvJitLink do on this machine what they do on an H200 (only loading the cubin needs the GPU).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import coopcheck
+import pytest
+from coopcheck_cccl import adapter, primitives
+from coopcheck_cccl.cache import LtoCache
+from coopcheck_numba.kernels import ContractKernel, load_kernel, store_kernel
+
+CC = (9, 0)
+#: 1-D, 2-D and 3-D blocks; blocked, striped, vectorized and both transposes; 1- to 8-byte items.
+SPECS = [
+    coopcheck.KernelSpec("block.load", "int32", (16, 8), 4, "transpose"),
+    coopcheck.KernelSpec("block.load", "uint8", (64,), 16, "vectorize"),
+    coopcheck.KernelSpec("block.store", "int8", (64,), 3, "warp_transpose"),
+    coopcheck.KernelSpec("block.store", "float64", (5, 3, 2), 1, "striped"),
+]
+
+
+@pytest.fixture
+def sm_90(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """numba's current device, as cuda.coop's factories and numba's device-function compiles ask for it."""
+    from numba import cuda
+    from numba.cuda import dispatcher
+    from numba.cuda.core.compiler_lock import global_compiler_lock
+
+    device = SimpleNamespace(compute_capability=CC)
+    with global_compiler_lock:
+        monkeypatch.setattr(cuda, "get_current_device", lambda: device)
+        monkeypatch.setattr(dispatcher, "get_current_device", lambda: device)
+        yield
+
+
+def _kernel(spec: coopcheck.KernelSpec, primitive: object) -> ContractKernel:
+    """The contract kernel around the primitive, as the adapter builds it."""
+    make, device = ((load_kernel, primitives.load_function) if spec.operation == "block.load"
+                    else (store_kernel, primitives.store_function))
+    kernel = make(device(primitive), spec.dtype, spec.items_per_thread, coopcheck.kernel_symbol(spec),
+                  link=primitive.files)  # type: ignore[attr-defined]
+    assert kernel.dispatcher.targetoptions["link"] == primitive.files  # type: ignore[attr-defined]
+    return kernel
+
+
+def _link(spec: coopcheck.KernelSpec, primitive: object) -> bytes:
+    """The contract kernel's cubin: numba's LTO-IR linked with the primitive's by nvJitLink, as numba does."""
+    from cuda.core import Linker, LinkerOptions, ObjectCode
+    from numba import cuda
+
+    kernel = _kernel(spec, primitive)
+    ltoir, _ = cuda.compile(kernel.dispatcher.py_func, kernel.signature, device=False, abi="numba", cc=CC,
+                           output="ltoir")
+    objects = [ObjectCode.from_ltoir(ltoir, name=kernel.symbol)]
+    objects += [ObjectCode.from_ltoir(Path(f).read_bytes(), name=f) for f in primitive.files]  # type: ignore[attr-defined]
+    options = LinkerOptions(arch="sm_{}{}".format(*CC), link_time_optimization=True)
+    return bytes(Linker(*objects, options=options).link("cubin").code)
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+def test_the_contract_kernel_links_with_the_primitive(spec: coopcheck.KernelSpec, tmp_path: Path) -> None:
+    primitive = primitives.make(spec, LtoCache(tmp_path))
+    cubin = _link(spec, primitive)
+    assert coopcheck.kernel_symbol(spec).encode() in cubin  # the entry is named for sanitizer attribution
+    scratch = spec.algorithm in coopcheck.TRANSPOSE_FAMILY
+    assert (primitive.temp_storage_bytes >= spec.tile * 1 if scratch else primitive.temp_storage_bytes <= 1)
+
+
+@pytest.mark.usefixtures("sm_90")
+def test_the_temp_storage_is_dynamic_shared_memory_aligned_for_it(tmp_path: Path) -> None:
+    from numba import cuda
+
+    primitive = primitives.make(SPECS[0], LtoCache(tmp_path))
+    assert primitive.temp_storage_alignment <= primitives.TEMP_STORAGE_ALIGNMENT
+    kernel = _kernel(SPECS[0], primitive)
+    ptx, _ = cuda.compile_ptx(kernel.dispatcher.py_func, kernel.signature, cc=CC)
+    declared = re.findall(r"^\.extern \.shared \.align (\d+) \.b8 \w+\[\];", ptx, re.M)
+    # One dynamic array per call site of the device function (all start at the same byte 0), no static ones.
+    assert declared and set(declared) == {str(primitives.TEMP_STORAGE_ALIGNMENT)}
+    assert ".shared .align" not in ptx.replace(".extern .shared .align", "")
+
+
+@pytest.mark.usefixtures("sm_90")
+def test_a_second_factory_call_costs_no_nvrtc(tmp_path: Path) -> None:
+    primitives.make(SPECS[0], LtoCache(tmp_path))
+    again = LtoCache(tmp_path)
+    primitive = primitives.make(SPECS[0], again)
+    assert (again.hits, again.misses) == (1, 0)
+    assert primitive.temp_storage_bytes == 16 * 8 * 4 * 4  # a tile of int32: read back from the cached LTO-IR
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("algorithm", ["direct", "transpose"])
+def test_float16_does_not_compile_as_the_adapter_declares(algorithm: str, tmp_path: Path) -> None:
+    """Pins :data:`coopcheck_cccl.adapter.DTYPES_REFUSED`: once a cuda-cccl compiles float16, this fails."""
+    assert "float16" in adapter.DTYPES_REFUSED
+    with pytest.raises(RuntimeError, match=r"^NVRTC error: ") as refused:
+        primitives.make(coopcheck.KernelSpec("block.load", "float16", (32,), 2, algorithm), LtoCache(tmp_path))
+    assert "must be a pointer to a complete object type" in str(refused.value) and "T=__half" in str(refused.value)

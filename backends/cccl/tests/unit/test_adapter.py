@@ -1,0 +1,94 @@
+"""The adapter on a machine without a GPU: what it declares, and that activating it costs no toolchain import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import coopcheck
+import pytest
+from coopcheck_cccl import adapter as cccl
+
+SPEC = coopcheck.KernelSpec("block.load", "int32", (16, 8), 4, "striped")
+
+
+@pytest.fixture
+def no_device(monkeypatch: pytest.MonkeyPatch) -> cccl.CcclAdapter:
+    """The adapter where numba finds no CUDA device (whatever this machine has)."""
+    from numba import cuda
+
+    monkeypatch.setattr(cuda, "is_available", lambda: False)
+    return cccl.CcclAdapter()
+
+
+def test_activating_the_backend_imports_no_toolchain() -> None:
+    code = ("import sys, coopcheck; coopcheck.register('cccl'); "
+            "print(sorted(m for m in ('numba', 'numba_cuda', 'numpy', 'cuda.coop', 'cuda.bindings', 'cuda.core') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_registry_finds_the_backend() -> None:
+    assert "cccl" in coopcheck.available()
+    assert isinstance(coopcheck.register("cccl"), coopcheck.Adapter)
+
+
+@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
+def test_without_a_device_every_kernel_is_declared_not_supported(no_device: cccl.CcclAdapter, operation: str) -> None:
+    spec = coopcheck.KernelSpec(operation, "int32", (32,), 1, "direct")
+    assert no_device.unsupported_reason(spec) == cccl.NO_DEVICE
+    assert not no_device.can_launch()
+
+
+def test_without_a_device_nothing_compiles_and_says_why(no_device: cccl.CcclAdapter) -> None:
+    with pytest.raises(RuntimeError, match=r"current device only \(none\), not sm_90"):
+        no_device.compile(SPEC, arch="sm_90")
+
+
+def test_bad_statics_are_refused_by_rule_before_any_device_is_asked(no_device: cccl.CcclAdapter) -> None:
+    with pytest.raises(coopcheck.InvalidParameter) as refused:
+        no_device.compile(coopcheck.KernelSpec("block.load", "int32", (100,), 4, "warp_transpose"), arch="sm_90")
+    assert refused.value.rule == "warp_multiple"
+
+
+def test_the_simulator_is_declared_not_supported(monkeypatch: pytest.MonkeyPatch) -> None:
+    from numba import config
+
+    monkeypatch.setattr(config, "ENABLE_CUDASIM", True)
+    adapter = cccl.CcclAdapter()
+    assert adapter.unsupported_reason(SPEC) == cccl.SIMULATOR and not adapter.can_launch()
+
+
+def test_with_a_device_float16_is_declared_not_supported(monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = cccl.CcclAdapter()
+    monkeypatch.setitem(adapter.__dict__, "_device_arch", "sm_90")  # the device a GPU machine reports
+    assert adapter.unsupported_reason(SPEC) is None
+    half = coopcheck.KernelSpec("block.store", "float16", (64,), 2, "direct")
+    assert adapter.unsupported_reason(half) == cccl.DTYPES_REFUSED["float16"]
+
+
+@pytest.mark.parametrize(("values", "reason"), [
+    ({"valid": 512, "oob": "none", "offset": 0}, None),
+    ({"valid": 512, "oob": "none", "offset": 1}, None),  # a pointer past the base takes any offset
+    ({"valid": 511, "oob": "none", "offset": 0}, cccl.PARTIAL_TILE),
+    ({"valid": 0, "oob": "none", "offset": 32}, cccl.PARTIAL_TILE),
+    ({"valid": 512, "oob": "value", "offset": 0}, cccl.OOB_DEFAULT),
+    ({"valid": 512, "offset": 0}, None),  # Store: no oob axis
+])
+def test_only_full_tiles_without_oob_default_are_taken(values: dict[str, object], reason: str | None) -> None:
+    assert cccl.CcclAdapter().unsupported_case(SPEC, values) == reason  # SPEC's tile: 128 threads x 4
+
+
+def test_the_block_shape_is_part_of_the_kernel_key() -> None:
+    adapter = cccl.CcclAdapter()
+    other = coopcheck.KernelSpec("block.load", "int32", (32, 4), 4, "striped")
+    assert adapter.kernel_key(SPEC) != adapter.kernel_key(other)
+
+
+def test_every_contract_algorithm_names_one_of_cuda_coops() -> None:
+    from coopcheck_cccl import ALGORITHMS
+    from cuda.coop._experimental.block import _block_load_store as cuda_coop
+
+    assert set(ALGORITHMS) == set(coopcheck.ALGORITHMS)
+    assert set(ALGORITHMS.values()) <= set(cuda_coop.CUB_BLOCK_LOAD_ALGOS) & set(cuda_coop.CUB_BLOCK_STORE_ALGOS)
