@@ -122,7 +122,7 @@ class Ledger:
         tags = {**self.env, "backend": caseid.parse(case_id)[1]}
         found = []
         for exp in self.expectations:
-            if all(tags.get(k) == v for k, v in exp.tags.items()):
+            if all(fnmatchcase(tags.get(k, ""), v) for k, v in exp.tags.items()):  # "gpu*": every gpu lane
                 self.applicable.add(exp.where)
                 if fnmatchcase(case_id, exp.cases):
                     self.matched[exp.where] += 1

@@ -51,6 +51,18 @@ def test_tags_limit_the_entry(tmp_path: Path) -> None:
     assert ledger.problems() == []  # the entry does not apply to this lane, so it is not "unmatched"
 
 
+def test_a_tag_value_is_a_pattern(tmp_path: Path) -> None:
+    """``lane = "gpu*"`` declares a case once for the gpu lane and every sanitizer lane over it."""
+    path = tmp_path / "expectations.toml"
+    path.write_text("schema = 1\n" + ENTRY.format(status="Fail", expires="2099-01-01").replace('"gpu"', '"gpu*"'))
+    entries = load_expectations(path)
+    for lane in ("gpu", "gpu-racecheck", "gpu-memcheck"):
+        ledger = Ledger(entries, {"lane": lane, "arch": "sm_90", "toolkit": ""})
+        assert ledger.resolve(CaseRecord(CASE, Status.FAIL, lane)).status is Status.EXPECTED_FAIL, lane
+    host = Ledger(entries, {"lane": "host", "arch": "sm_90", "toolkit": ""})
+    assert host.resolve(CaseRecord(CASE, Status.FAIL, "host")).status is Status.FAIL
+
+
 def test_unmatched_entry_is_an_error(tmp_path: Path) -> None:
     ledger = _ledger(tmp_path)
     ledger.resolve(CaseRecord(CASE.replace("transpose", "direct"), Status.PASS, "gpu"))
