@@ -143,7 +143,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
                               os.environ.get("VIRTUALENV_SYSTEM_SITE_PACKAGES", "") not in ("", "0", "false"),
                               interpreter_of)
     night = nightly.Night(_expectations(args), read_baseline(args.baseline) if args.baseline else None,
-                          args.history or args.out / "history.jsonl")
+                          args.history or args.out / "history.jsonl", args.night or "")
     rollup = nightly.run_nightly(matrix, args.out, only=args.only, dry_run=args.dry_run, night=night,
                                  installer=installer)
     print(f"{rollup.verdict}: " + ", ".join(f"{n} {k}" for k, n in rollup.totals().items()))
@@ -231,6 +231,8 @@ def register(sub: Any) -> None:
                    help="the fresh wheels every lane's environment installs (%(default)s)")
     p.add_argument("--baseline", type=Path, help="committed baseline each lane is compared with")
     p.add_argument("--history", type=Path, help="history file the night is appended to (default: OUT/history.jsonl)")
+    p.add_argument("--night", help="the night's name in the history, e.g. a CI run id shared by its lane jobs "
+                                   "(default: the time, UTC)")
     _expectations_options(p)
     p.set_defaults(func=cmd_nightly)
 

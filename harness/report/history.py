@@ -13,7 +13,7 @@ import json
 import os
 import shlex
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +138,3 @@ def bisect(nights: Sequence[dict[str, Any]], folder: Path) -> list[str]:
             lines.append(f"# the toolchain of {when} ({which}): {', '.join(pins) or 'as installed'}")
             lines.append(" && ".join(shlex.join(step) for step in steps))
     return lines
-
-
-def as_rows(changes: Sequence[Transition]) -> list[dict[str, Any]]:
-    return [asdict(c) for c in changes]

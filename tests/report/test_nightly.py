@@ -275,13 +275,13 @@ def test_the_venv_installer_reports_the_step_that_failed(tmp_path: Path) -> None
 
 
 def test_the_probe_names_a_module_that_does_not_import(tmp_path: Path) -> None:
-    env, log = tmp_path / "env", tmp_path / "probe.log"
-    done = subprocess.run([sys.executable, "-P", "-c", PROBE, json.dumps({"imports": ["no_such_module_here"],
-                                                                           "dists": []})],
-                          capture_output=True, text=True, check=False)
+    wanted = json.dumps({"imports": ["json", "no_such_module_here"], "dists": []})
+    done = subprocess.run([sys.executable, "-P", "-c", PROBE, wanted], capture_output=True, text=True, check=False)
     assert done.returncode == 1 and done.stderr.strip() == (
         "import no_such_module_here: ModuleNotFoundError: No module named 'no_such_module_here'")
-    assert not env.exists() and not log.exists()
+    found = subprocess.run([sys.executable, "-P", "-c", PROBE, json.dumps({"imports": ["json"], "dists": ["pytest"]})],
+                           capture_output=True, text=True, check=True)
+    assert json.loads(found.stdout) == {"pytest": pytest.__version__}
 
 
 def test_each_lane_is_compared_with_the_baseline(tmp_path: Path) -> None:
@@ -353,3 +353,16 @@ def test_a_torn_history_line_is_dropped_and_the_next_night_appends_cleanly(tmp_p
     path.write_text('{"torn": \n' + path.read_text())
     with pytest.raises(ReportError, match=r"history.jsonl:1: not a JSON line"):
         read_history(path)
+
+
+def test_a_lanes_command_runs_inside_its_fresh_environment(tmp_path: Path) -> None:
+    """{env} names the lane's environment, whose bin folder comes first on PATH, as an activated one's would."""
+    command = '"{env}/bin/python", "-c", "import os, sys; print(os.environ[\'VIRTUAL_ENV\'], os.environ[\'PATH\'])"'
+    combo = load_matrix(matrix(tmp_path, command)).expand()[0][0]
+    envs = tmp_path / "envs"
+    (envs / combo.slug / "bin").mkdir(parents=True)
+    (envs / combo.slug / "bin" / "python").symlink_to(sys.executable)
+    assert CommandRunner(60, tmp_path, envs)(combo, tmp_path, tmp_path / "l.log") == 0
+    ran, printed = (tmp_path / "l.log").read_text().splitlines()
+    assert ran.startswith(f"$ {envs / combo.slug}/bin/python -c ")
+    assert printed.startswith(f"{envs / combo.slug} {envs / combo.slug}/bin{os.pathsep}")
