@@ -72,8 +72,8 @@ def test_the_shipped_matrix_changes_one_toolchain_package_at_a_time() -> None:
     assert sorted(by_id) == sorted(expected)
     assert len(dropped) == 32 - 6
     racecheck = by_id[f"{changed[0]},lane=gpu-racecheck"]
-    assert racecheck.requires == ("numba-cuda==0.30.1", "nvidia-cutlass-dsl==4.8.1", "cuda-bindings==13.0.3",
-                                  "numpy>=2.4,<2.5")
+    assert racecheck.requires == ("numba-cuda==0.30.1", "nvidia-cutlass-dsl[cu13]==4.8.1", "cuda-bindings==13.0.3",
+                                  "numpy>=2.4,<2.5", "pytest>=8", "pytest-xdist>=3.6")
     assert racecheck.command[:6] == ("{env}/bin/python", "-P", "-m", "harness.sanitizer", "lane", "--tool")
 
 
