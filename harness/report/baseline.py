@@ -140,17 +140,22 @@ def read_baseline(path: Path) -> Verdicts:
     doc = read_json(path, ReportError)
     if not isinstance(doc, dict) or doc.get("kind") != KIND or doc.get("schema") != SCHEMA:
         raise ReportError(f"{path}: not a schema-{SCHEMA} {KIND} file (write one with `baseline`)")
+    return verdicts_of(doc.get("lanes", {}), f"{path}: lanes")
+
+
+def verdicts_of(lanes: dict[str, Any], where: str) -> Verdicts:
+    """The verdicts of the ``lanes`` of a baseline document (or of a nightly history's night)."""
     out: Verdicts = {}
-    for lane, groups in doc.get("lanes", {}).items():
+    for lane, groups in lanes.items():
         verdicts = out.setdefault(lane, {})
         for group, statuses in groups.items():
             if group not in GROUPS:
-                raise ReportError(f"{path}: lanes.{lane}.{group}: expected one of {', '.join(GROUPS)}")
+                raise ReportError(f"{where}.{lane}.{group}: expected one of {', '.join(GROUPS)}")
             for status, packed in statuses.items():
                 try:
                     value = Status(status)
                 except ValueError:
-                    raise ReportError(f"{path}: lanes.{lane}.{group}.{status}: not a status") from None
-                for case_id in unpack(packed, f"{path}: lanes.{lane}.{group}.{status}"):
+                    raise ReportError(f"{where}.{lane}.{group}.{status}: not a status") from None
+                for case_id in unpack(packed, f"{where}.{lane}.{group}.{status}"):
                     verdicts[case_id] = (value, group == "accepted")
     return out

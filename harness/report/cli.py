@@ -134,16 +134,25 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_nightly(args: argparse.Namespace) -> int:
     from harness.report import nightly
+    from harness.report.baseline import read_baseline
     from harness.report.matrix import load_matrix
+    from harness.report.toolchain import VenvInstaller, interpreter_of
 
     matrix = load_matrix(args.matrix or contracts_dir() / "nightly.toml")
-    rollup = nightly.run_nightly(matrix, args.out, only=args.only, dry_run=args.dry_run,
-                                 expectations=_expectations(args))
+    installer = VenvInstaller(args.dist, shlex.split(os.environ.get("COOP_WHEEL_INSTALL_ARGS", "")),
+                              os.environ.get("VIRTUALENV_SYSTEM_SITE_PACKAGES", "") not in ("", "0", "false"),
+                              interpreter_of)
+    night = nightly.Night(_expectations(args), read_baseline(args.baseline) if args.baseline else None,
+                          args.history or args.out / "history.jsonl", args.night or "")
+    rollup = nightly.run_nightly(matrix, args.out, only=args.only, dry_run=args.dry_run, night=night,
+                                 installer=installer)
     print(f"{rollup.verdict}: " + ", ".join(f"{n} {k}" for k, n in rollup.totals().items()))
     for result in rollup.results:
-        if result.outcome == "failed":
-            print(f"failed: {result.id}: {result.reason} (log {args.out / (result.log or '')})", file=sys.stderr)
-    print(f"roll-up: {args.out}/nightly.md, {args.out}/nightly.json")
+        if result.outcome in ("failed", "toolchain unavailable"):
+            print(f"{result.outcome}: {result.id}: {result.reason} (log {args.out / (result.log or '')})",
+                  file=sys.stderr)
+    print(f"roll-up: {args.out}/nightly.md, {args.out}/nightly.json"
+          + (f"; bisect: {args.out / nightly.BISECT}" if rollup.bisect else ""))
     return 1 if rollup.failed else 0
 
 
@@ -218,6 +227,12 @@ def register(sub: Any) -> None:
     p.add_argument("--out", type=Path, default=OUT / "nightly")
     p.add_argument("--only", metavar="PATTERN", help="run only combinations whose id matches (fnmatch)")
     p.add_argument("--dry-run", action="store_true", help="decide what would run; run nothing")
+    p.add_argument("--dist", type=Path, default=Path("wheels/dist"),
+                   help="the fresh wheels every lane's environment installs (%(default)s)")
+    p.add_argument("--baseline", type=Path, help="committed baseline each lane is compared with")
+    p.add_argument("--history", type=Path, help="history file the night is appended to (default: OUT/history.jsonl)")
+    p.add_argument("--night", help="the night's name in the history, e.g. a CI run id shared by its lane jobs "
+                                   "(default: the time, UTC)")
     _expectations_options(p)
     p.set_defaults(func=cmd_nightly)
 

@@ -2,8 +2,10 @@
 
 Every combination of one value per axis is a lane run, named like a case id's parameters
 (``python=3.12,numpy=2.x,...,lane=gpu-racecheck``). A value may bring environment variables, needs
-(what the machine must have) and vars (extra command placeholders, e.g. the tox environment of a
-lane). Errors name the file, the key and what was expected.
+(what the machine must have), vars (extra command placeholders, e.g. the tox environment of a
+lane), the toolchain its lane's fresh environment must have (``requires``: pip requirements;
+``imports``: modules that must import) and its own command. Errors name the file, the key and what
+was expected.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from harness.report.command import check_template
 from harness.report.errors import ReportError
 
 SCHEMA = 1
-#: Placeholders every combination fills besides its axes and vars: its id and its own output folder.
-RESERVED = ("id", "out")
+#: Placeholders every combination fills besides its axes and vars: its id, its own output folder, its fresh
+#: environment's folder and the contracts folder (the matrix file's).
+RESERVED = ("id", "out", "env", "contracts")
+VALUE_KEYS = {"name", "env", "needs", "vars", "requires", "imports", "command"}
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
 _AXIS = re.compile(r"^[a-z][a-z0-9_]*$")
 _NEED = re.compile(r"^(gpu|python:\d+\.\d+|on-path:[A-Za-z0-9_.+-]+)$")
@@ -32,6 +36,9 @@ class Value:
     env: dict[str, str]
     needs: tuple[str, ...]
     vars: dict[str, str]
+    requires: tuple[str, ...] = ()
+    imports: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -43,9 +50,12 @@ class Combination:
     env: dict[str, str]
     needs: tuple[str, ...]
     vars: dict[str, str]
+    command: tuple[str, ...]
+    requires: tuple[str, ...] = ()
+    imports: tuple[str, ...] = ()
 
-    def placeholders(self, out: str) -> dict[str, str]:
-        return {**self.values, **self.vars, "id": self.id, "out": out}
+    def placeholders(self, out: str, env: str, contracts: str) -> dict[str, str]:
+        return {**self.values, **self.vars, "id": self.id, "out": out, "env": env, "contracts": contracts}
 
     @property
     def slug(self) -> str:
@@ -66,7 +76,7 @@ class Exclusion:
 class Matrix:
     path: Path
     description: str
-    command: tuple[str, ...]
+    command: tuple[str, ...]  # the default of every combination whose values bring no command
     timeout_s: float
     axes: dict[str, tuple[Value, ...]]
     exclusions: tuple[Exclusion, ...]
@@ -81,6 +91,9 @@ class Matrix:
                 env={k: text for v in values for k, text in v.env.items()},
                 needs=tuple(dict.fromkeys(n for v in values for n in v.needs)),
                 vars={k: text for v in values for k, text in v.vars.items()},
+                command=next((v.command for v in values if v.command), self.command),
+                requires=tuple(r for v in values for r in v.requires),
+                imports=tuple(dict.fromkeys(i for v in values for i in v.imports)),
             )
             reason = next((e.reason for e in self.exclusions if e.matches(combo)), None)
             if reason is None:
@@ -101,9 +114,9 @@ def _strings(path: Path, where: str, value: Any) -> list[str]:
 
 
 def _value(path: Path, where: str, raw: Any) -> Value:
-    if not isinstance(raw, dict) or set(raw) - {"name", "env", "needs", "vars"} or "name" not in raw:
-        raise _fail(path, where, "expected { name = ..., env = { ... }, needs = [...], vars = { ... } } "
-                                 "(all but name optional)")
+    if not isinstance(raw, dict) or set(raw) - VALUE_KEYS or "name" not in raw:
+        raise _fail(path, where, "expected { name = ..., env = { ... }, needs = [...], vars = { ... }, "
+                                 "requires = [...], imports = [...], command = [...] } (all but name optional)")
     if not isinstance(raw["name"], str) or not _NAME.match(raw["name"]):
         raise _fail(path, f"{where}.name", f"{raw['name']!r} may hold only letters, digits and _ . + -")
     env, variables = raw.get("env", {}), raw.get("vars", {})
@@ -114,7 +127,9 @@ def _value(path: Path, where: str, raw: Any) -> Value:
     for i, need in enumerate(needs):
         if not _NEED.match(need):
             raise _fail(path, f"{where}.needs[{i}]", f"{need!r} is not gpu, python:X.Y or on-path:NAME")
-    return Value(raw["name"], dict(env), tuple(needs), dict(variables))
+    requires, imports, command = (tuple(_strings(path, f"{where}.{key}", raw.get(key, [])))
+                                  for key in ("requires", "imports", "command"))
+    return Value(raw["name"], dict(env), tuple(needs), dict(variables), requires, imports, command)
 
 
 def _axes(path: Path, raw: Any) -> dict[str, tuple[Value, ...]]:
@@ -139,7 +154,11 @@ def _axes(path: Path, raw: Any) -> dict[str, tuple[Value, ...]]:
             raise _fail(path, f"axes.{axis}", f"every value must set the same vars, not {var_keys}")
         if {k for v in parsed for k in v.vars} & (set(raw) | set(RESERVED)):
             raise _fail(path, f"axes.{axis}", "a var may not be named like an axis, id or out")
+        if any(v.command for v in parsed) and not all(v.command for v in parsed):
+            raise _fail(path, f"axes.{axis}", "either every value brings its command or none does")
         axes[axis] = parsed
+    if sum(1 for values in axes.values() if values[0].command) > 1:
+        raise _fail(path, "axes", "the values of one axis at most bring commands")
     return axes
 
 
@@ -172,9 +191,14 @@ def load_matrix(path: Path) -> Matrix:
     if data.get("schema") != SCHEMA:
         raise _fail(path, "schema", f"expected {SCHEMA}")
     axes = _axes(path, data.get("axes"))
-    command = _strings(path, "command", data.get("command"))
+    own = [(f"axes.{axis}[{i}].command", v.command) for axis, values in axes.items() for i, v in enumerate(values)
+           if v.command]
+    command = _strings(path, "command", data.get("command", [] if own else None))
+    if own and command:
+        raise _fail(path, "command", f"never used: every combination has its own ({own[0][0]} and its siblings)")
     var_names = {k for values in axes.values() for k in values[0].vars}
-    check_template(command, set(axes) | var_names | set(RESERVED), f"{path}: command")
+    for where, template in [("command", command)] * (not own) + own:
+        check_template(template, set(axes) | var_names | set(RESERVED), f"{path}: {where}")
     timeout = data.get("timeout_s")
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise _fail(path, "timeout_s", "expected a positive number of seconds per lane run")

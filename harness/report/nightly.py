@@ -1,8 +1,11 @@
 """The nightly run: which matrix combinations this machine can run, running them, and the roll-up.
 
 Probes are cheap and never crash (a GPU is what ``nvidia-smi -L`` lists; no CUDA is initialized
-here). The runner is pluggable: the default fills the matrix's command template and runs it with
-the combination's environment; a combination this machine cannot run is recorded as not run, with why.
+here). Each lane first gets a fresh environment with its toolchain (:mod:`harness.report.toolchain`;
+one that cannot be installed or imported is the lane's status, "toolchain unavailable"), then its
+command runs there. Installer and runner are pluggable; a combination this machine cannot run is
+recorded as not run, with why. The roll-up compares each lane with the committed baseline, appends
+the night to the history and shows every case whose status changed since the combination's last night.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,16 +28,22 @@ from harness.errors import HarnessError
 from harness.expectations import Ledger, load_expectations
 from harness.fingerprint import gpu_present
 from harness.lanes import LANE_OUT_ENV
+from harness.report import history
+from harness.report.baseline import Verdicts, baseline_of
 from harness.report.command import fill
-from harness.report.document import tally
+from harness.report.diff import compare
+from harness.report.document import Source, tally
 from harness.report.errors import ReportError
 from harness.report.matrix import Combination, Matrix
-from harness.report.render import md_text
-from harness.report.verdicts import journals_in, load_lanes
+from harness.report.render import render_markdown_template
+from harness.report.toolchain import Installer, env_python
+from harness.report.verdicts import Lane, journals_in, load_lanes
 
 SCHEMA = 1
 KIND = "coop-nightly-rollup"
-Outcome = Literal["passed", "failed", "not run", "runnable"]
+BISECT = "bisect.sh"  # in the night's folder: the commands of harness.report.history.bisect
+Outcome = Literal["passed", "failed", "toolchain unavailable", "not run", "runnable"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "toolchain unavailable", "not run", "runnable")
 #: Runs one combination: (combination, its fresh output folder for journals, its log file) -> exit
 #: status, None when it timed out.
 LaneRunner = Callable[[Combination, Path, Path], int | None]
@@ -65,14 +74,19 @@ class Probes:
 
 @dataclass(frozen=True)
 class CommandRunner:
-    """Runs the matrix's command template in a new process group (killed whole on timeout)."""
+    """Runs a combination's command in a new process group (killed whole on timeout), inside its fresh
+    environment under ``envs`` when there is one (first on PATH)."""
 
-    template: Sequence[str]
     timeout_s: float
+    contracts: Path
+    envs: Path
 
     def __call__(self, combo: Combination, lane_out: Path, log: Path) -> int | None:
-        argv = fill(self.template, combo.placeholders(str(lane_out)))
+        venv = self.envs / combo.slug
+        argv = fill(combo.command, combo.placeholders(str(lane_out), str(venv), str(self.contracts)))
         env = {**os.environ, **combo.env, LANE_OUT_ENV: str(lane_out)}
+        if env_python(venv).exists():
+            env |= {"VIRTUAL_ENV": str(venv), "PATH": os.pathsep.join((str(env_python(venv).parent), env["PATH"]))}
         with log.open("w", encoding="utf-8") as out:
             out.write(f"$ {' '.join(argv)}\n")
             out.flush()
@@ -98,22 +112,31 @@ class LaneResult:
     log: str | None = None
     journals: list[str] = field(default_factory=list)
     verdicts: dict[str, Any] | None = None
+    toolchain: dict[str, str] = field(default_factory=dict)  # distribution -> version installed (or pinned)
+    regressions: int | None = None  # against the baseline (None: none given, or no verdicts)
+    flakes: int | None = None
 
 
 def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, log: Path, out: Path,
-           timeout_s: float, ledger: Ledger) -> LaneResult:
+           timeout_s: float, ledger: Ledger, baseline: Verdicts | None) -> tuple[LaneResult, list[Lane]]:
     """Passed only on exit status 0 with journals in the lane's folder and every verdict in them accepted
-    (the expectations of ``ledger`` applied)."""
+    (the expectations of ``ledger`` applied); regressions and flakes counted against ``baseline``."""
     journals = journals_in(lane_out, recursive=True)
     names = [p.relative_to(out).as_posix() for p in journals]
-    verdicts, problem = None, ""
+    verdicts, problem, lanes = None, "", []
+    regressions = flakes = None
     if not journals:
         problem = f"it left no journal in {lane_out.relative_to(out).as_posix()}"
     else:
         try:
-            verdicts = tally(r for lane in load_lanes(journals, names, ledger) for r in lane.cases.values())
+            lanes = load_lanes(journals, names, ledger)
+            verdicts = tally(r for lane in lanes for r in lane.cases.values())
         except HarnessError as exc:
             problem = f"its journals cannot be read: {exc}"
+    if lanes and baseline is not None:
+        diff = compare(baseline, lanes)
+        regressions = len(diff.new_failures) + len(diff.missing) + len(diff.flakes)
+        flakes = len(diff.flakes) + len(diff.known_flakes)
     if rc is None:
         reason = f"timed out after {timeout_s:.0f} s"
     elif rc != 0:
@@ -127,7 +150,8 @@ def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, l
     else:
         reason = ""
     return LaneResult(combo.id, "failed" if reason else "passed", reason, rc, round(seconds, 1),
-                      log.relative_to(out).as_posix() if log.exists() else None, names, verdicts)
+                      log.relative_to(out).as_posix() if log.exists() else None, names, verdicts,
+                      regressions=regressions, flakes=flakes), lanes
 
 
 @dataclass(frozen=True)
@@ -137,56 +161,67 @@ class Rollup:
     results: list[LaneResult]
     excluded: list[tuple[str, str]]
     dry_run: bool = False
+    transitions: list[history.Transition] = field(default_factory=list)
+    bisect: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
         """A failed lane fails the night, and so does a night that ran nothing; a dry run fails nothing."""
         outcomes = {r.outcome for r in self.results}
-        return not self.dry_run and ("failed" in outcomes or "passed" not in outcomes)
+        return not self.dry_run and (bool(outcomes & {"failed", "toolchain unavailable"}) or "passed" not in outcomes)
 
     @property
     def verdict(self) -> str:
         return "Dry run" if self.dry_run else "Night FAILED" if self.failed else "Night passed"
 
     def totals(self) -> dict[str, int]:
-        outcomes = ("passed", "failed", "not run", "runnable")
-        counts = {o: sum(1 for r in self.results if r.outcome == o) for o in outcomes}
+        counts: dict[str, int] = {o: sum(1 for r in self.results if r.outcome == o) for o in OUTCOMES}
         return {"combinations": len(self.results) + len(self.excluded), "excluded": len(self.excluded), **counts}
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "kind": KIND, "matrix": self.matrix, "generated": self.generated,
                 "dry_run": self.dry_run, "failed": self.failed, "totals": self.totals(),
                 "lanes": [asdict(r) for r in self.results],
-                "excluded": [{"id": i, "reason": why} for i, why in self.excluded]}
+                "excluded": [{"id": i, "reason": why} for i, why in self.excluded],
+                "transitions": [asdict(t) for t in self.transitions], "bisect": self.bisect}
 
     def markdown(self) -> str:
-        totals = self.totals()
-        lines = [f"# Nightly roll-up: {md_text(self.matrix)}", "",
-                 f"Generated {self.generated}. {self.verdict}: "
-                 + ", ".join(f"{n} {k}" for k, n in totals.items()) + ".", "",
-                 "| combination | outcome | why | seconds | verdicts accepted | log |",
-                 "|---|---|---|--:|--:|---|"]
-        for r in self.results:
-            verdicts = f"{r.verdicts['accepted']}/{r.verdicts['total']}" if r.verdicts else ""
-            seconds = r.seconds if r.outcome in ("passed", "failed") else ""
-            lines.append(f"| {md_text(r.id)} | {r.outcome} | {md_text(r.reason)} | {seconds} | {verdicts} "
-                         f"| {md_text(r.log or '')} |")
-        if self.excluded:
-            lines += ["", "Excluded by the matrix file:", ""]
-            lines += [f"- {md_text(i)}: {md_text(why)}" for i, why in self.excluded]
-        return "\n".join(lines) + "\n"
+        return render_markdown_template("nightly.md.j2", {**self.to_json(), "verdict": self.verdict,
+                                                          "bisect_file": BISECT})
+
+
+@dataclass(frozen=True)
+class Night:
+    """What a night compares and keeps: the expectations in force, the committed baseline, the history file (its
+    lines: :mod:`harness.report.history`) and the night's name (default: now, UTC)."""
+
+    expectations: Path | None = None
+    baseline: Verdicts | None = None
+    history: Path | None = None
+    name: str = ""
+
+
+def _entry(result: LaneResult, lanes: list[Lane]) -> dict[str, Any]:
+    """A combination's part of the night's history line."""
+    sessions = {lane.name: {"profile": lane.session.profile, "seed": lane.session.seed,
+                            "max_blocks": lane.session.max_blocks, "arch": lane.session.arch} for lane in lanes}
+    return {"outcome": result.outcome, "toolchain": result.toolchain, "sessions": sessions,
+            "verdicts": baseline_of(lanes)["lanes"]}
 
 
 def run_nightly(matrix: Matrix, out: Path, probes: Probes | None = None, runner: LaneRunner | None = None,
-                only: str | None = None, dry_run: bool = False, expectations: Path | None = None) -> Rollup:
-    """Run what this machine can run (``only``: an fnmatch pattern over combination ids) and roll up, judging
-    the lanes' verdicts with ``expectations`` applied."""
-    ledger = Ledger(load_expectations(expectations) if expectations else [])
+                only: str | None = None, dry_run: bool = False, night: Night | None = None,
+                installer: Installer | None = None) -> Rollup:
+    """Run what this machine can run (``only``: an fnmatch pattern over combination ids), each lane in a fresh
+    environment of its toolchain when an ``installer`` is given, and roll up (see :class:`Night`)."""
+    night = night or Night()
+    ledger = Ledger(load_expectations(night.expectations) if night.expectations else [])
     probes = probes or Probes()
-    runner = runner or CommandRunner(matrix.command, matrix.timeout_s)
+    runner = runner or CommandRunner(matrix.timeout_s, matrix.path.parent, out / "envs")
     kept, dropped = matrix.expand()
     (out / "logs").mkdir(parents=True, exist_ok=True)
-    results = []
+    results: list[LaneResult] = []
+    entries: dict[str, dict[str, Any]] = {}
     for combo in kept:
         if only is not None and not fnmatch.fnmatchcase(combo.id, only):
             results.append(LaneResult(combo.id, "not run", f"not selected by --only {only}"))
@@ -198,14 +233,37 @@ def run_nightly(matrix: Matrix, out: Path, probes: Probes | None = None, runner:
         if dry_run:
             results.append(LaneResult(combo.id, "runnable", "dry run: this machine can run it"))
             continue
-        lane_out, log = out / "lanes" / combo.slug, out / "logs" / f"{combo.slug}.log"
-        shutil.rmtree(lane_out, ignore_errors=True)  # what an earlier night left must not speak for this one
+        lane_out, log, env = out / "lanes" / combo.slug, out / "logs" / f"{combo.slug}.log", out / "envs" / combo.slug
+        for stale in (lane_out, env):  # what an earlier night left must not speak for this one
+            shutil.rmtree(stale, ignore_errors=True)
         lane_out.mkdir(parents=True)
         started = time.monotonic()
+        toolchain: dict[str, str] | str = {}
+        if installer is not None and (combo.requires or combo.imports):  # else it runs in this environment
+            env.parent.mkdir(parents=True, exist_ok=True)
+            toolchain = installer(combo, env, out / "logs" / f"{combo.slug}.install.log")
+        if isinstance(toolchain, str):
+            results.append(LaneResult(combo.id, "toolchain unavailable", toolchain,
+                                      log=f"logs/{combo.slug}.install.log",
+                                      seconds=round(time.monotonic() - started, 1)))
+            continue
         rc = runner(combo, lane_out, log)
-        results.append(_judge(combo, rc, time.monotonic() - started, lane_out, log, out, matrix.timeout_s, ledger))
-    rollup = Rollup(str(matrix.path), dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), results,
-                    [(combo.id, why) for combo, why in dropped], dry_run)
+        result, lanes = _judge(combo, rc, time.monotonic() - started, lane_out, log, out, matrix.timeout_s, ledger,
+                               night.baseline)
+        results.append(replace(result, toolchain=toolchain))
+        entries[combo.id] = _entry(results[-1], lanes)
+    name = night.name or dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    changes: list[history.Transition] = []
+    lines: list[str] = []
+    if night.history is not None and not dry_run:
+        history.append_night(night.history, {"night": name, "matrix": Source.of(matrix.path).name, "lanes": entries})
+        nights = history.read_history(night.history)
+        changes, lines = history.transitions(nights), history.bisect(nights, out / "bisect")
+    rollup = Rollup(Source.of(matrix.path).name, name, results, [(combo.id, why) for combo, why in dropped], dry_run,
+                    changes, lines)
     (out / "nightly.json").write_text(json.dumps(rollup.to_json(), indent=1) + "\n", encoding="utf-8")
     (out / "nightly.md").write_text(rollup.markdown(), encoding="utf-8")
+    (out / BISECT).unlink(missing_ok=True)
+    if lines:
+        (out / BISECT).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return rollup

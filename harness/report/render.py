@@ -110,6 +110,11 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return _environment(md_text, autoescape=False).get_template("report.md.j2").render(_view(doc))
 
 
+def render_markdown_template(name: str, view: dict[str, Any]) -> str:
+    """Another report's Markdown (e.g. the nightly roll-up), every value escaped as in the qualification report."""
+    return _environment(md_text, autoescape=False).get_template(name).render(view)
+
+
 def render_html(doc: dict[str, Any]) -> str:
     return _environment(None, autoescape=True).get_template("report.html.j2").render(_view(doc))
 

@@ -38,8 +38,9 @@ def test_every_combination_in_axis_order(tmp_path: Path) -> None:
     assert combo.values == {"python": "3.11", "numpy": "1.26", "lane": "gpu-memcheck"}
     assert combo.env == {"SPEC": "numpy<2"}
     assert combo.needs == ("python:3.11", "gpu", "on-path:compute-sanitizer")
-    assert combo.placeholders("o") == {"python": "3.11", "numpy": "1.26", "lane": "gpu-memcheck",
-                                       "tox_env": "gpu-memcheck", "id": combo.id, "out": "o"}
+    assert combo.placeholders("o", "e", "c") == {"python": "3.11", "numpy": "1.26", "lane": "gpu-memcheck",
+                                                 "tox_env": "gpu-memcheck", "id": combo.id, "out": "o", "env": "e",
+                                                 "contracts": "c"}
     assert combo.slug == "python-3.11_numpy-1.26_lane-gpu-memcheck"
 
 
@@ -60,13 +61,20 @@ reason = "old numpy: host only... not even"
         ("python=3.11,numpy=1.26,lane=gpu-memcheck", "sanitizer on the newest interpreter only")]
 
 
-def test_the_shipped_matrix_runs_sanitizer_lanes_once_per_night() -> None:
+def test_the_shipped_matrix_changes_one_toolchain_package_at_a_time() -> None:
+    """Racecheck on the default toolchain and on each one-package change; full on the default only."""
     kept, dropped = load_matrix(ROOT / "contracts" / "nightly.toml").expand()
-    sanitizer = [(c.id, c.vars["tox_env"]) for c in kept if c.values["lane"].startswith("gpu-")]
-    assert sanitizer == [(f"python=3.12,numpy=2.x,cuda=13,numba_cuda=0.30.4,cutlass_dsl=4.8.1,lane=gpu-{tool}", env)
-                         for tool, env in (("racecheck", "gpu"), ("memcheck", "gpu-memcheck"),
-                                           ("initcheck", "gpu-initcheck"), ("synccheck", "gpu-synccheck"))]
-    assert (len(kept), len(dropped)) == (20, 28)
+    default = "python=3.12,numba_cuda=0.30.4,cutlass_dsl=4.8.1,cuda_bindings=13.0.3,numpy=2.4"
+    changed = [default.replace(*change) for change in (("0.30.4", "0.30.1"), ("4.8.1", "4.8.0"),
+                                                        ("13.0.3", "13.1.1"), ("numpy=2.4", "numpy=2.3"))]
+    by_id = {c.id: c for c in kept}
+    expected = [f"{t},lane=gpu-racecheck" for t in (default, *changed)] + [f"{default},lane=gpu-full"]
+    assert sorted(by_id) == sorted(expected)
+    assert len(dropped) == 32 - 6
+    racecheck = by_id[f"{changed[0]},lane=gpu-racecheck"]
+    assert racecheck.requires == ("numba-cuda==0.30.1", "nvidia-cutlass-dsl[cu13]==4.8.1", "cuda-bindings==13.0.3",
+                                  "numpy>=2.4,<2.5", "pytest>=8", "pytest-xdist>=3.6")
+    assert racecheck.command[:6] == ("{env}/bin/python", "-P", "-m", "harness.sanitizer", "lane", "--tool")
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -78,7 +86,8 @@ def test_the_shipped_matrix_runs_sanitizer_lanes_once_per_night() -> None:
     (('vars = { tox_env = "host" }', 'vars = { tox = "host" }'), r"axes.lane: every value must set the same vars"),
     (('{ tox_env = "gpu-memcheck" }', '{ tox_env = 3 }'), r"axes.lane\[1\].vars: expected a table of strings"),
     (('"3.12", needs', '"3.11", needs'), r"axes.python: value names repeat"),
-    (('"--python", "{python}"', '"{cuda}"'), r"command: unknown placeholder\(s\) \{cuda\}; known: \{id\}, \{lane\}"),
+    (('"--python", "{python}"', '"{cuda}"'),
+     r"command: unknown placeholder\(s\) \{cuda\}; known: \{contracts\}, \{env\}, \{id\}, \{lane\}"),
     (("timeout_s = 60", "timeout_s = 0"), r"timeout_s: expected a positive number"),
     (("timeout_s = 60", "timeout_s = 60\nretries = 2"), r"\(top level\): unknown keys \['retries'\]"),
 ])

@@ -4,24 +4,31 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from harness.cli import main as harness_main
 from harness.report.errors import ReportError
+from harness.report.history import append_night, read_history
 from harness.report.matrix import Combination, load_matrix
-from harness.report.nightly import CommandRunner, Probes, run_nightly
+from harness.report.nightly import CommandRunner, Night, Probes, run_nightly
+from harness.report.render import md_text
+from harness.report.toolchain import PROBE, VenvInstaller
 from harness.statuses import Status
 from tests.report.journals import case_id, write_journal
+from tests.support.model_backend import FAULT_ENV
+from tests.test_cli import BROKEN
 
 MATRIX = """schema = 1
 command = [{command}]
 timeout_s = {timeout}
 [axes]
 numpy = [
-    {{ name = "1.26", env = {{ COOP_NUMPY_SPEC = "numpy<2" }} }},
-    {{ name = "2.x", env = {{ COOP_NUMPY_SPEC = "numpy>=2" }} }},
+    {{ name = "1.26", env = {{ COOP_NUMPY_SPEC = "numpy<2" }}, requires = ["numpy<2"] }},
+    {{ name = "2.x", env = {{ COOP_NUMPY_SPEC = "numpy>=2" }}, requires = ["numpy>=2"] }},
 ]
 lane = [
     {{ name = "host", needs = ["python:3.99"] }},
@@ -122,11 +129,11 @@ def test_runnable_lanes_run_and_the_rollup_judges_them(tmp_path: Path) -> None:
         {"total": 1, "accepted": 1, "statuses": {"Pass": 1}})
     assert rollup.failed
     saved = json.loads((out / "nightly.json").read_text())
-    assert saved["totals"] == {"combinations": 6, "excluded": 1, "passed": 2, "failed": 3, "not run": 0,
-                               "runnable": 0}
+    assert saved["totals"] == {"combinations": 6, "excluded": 1, "passed": 2, "failed": 3,
+                               "toolchain unavailable": 0, "not run": 0, "runnable": 0}
     assert saved == json.loads(json.dumps(rollup.to_json()))
     text = (out / "nightly.md").read_text()
-    assert "| numpy=2.x,lane=gpu | failed | timed out after 60 s |" in text
+    assert "| numpy=2.x,lane=gpu |  | failed | timed out after 60 s |" in text
     assert "- numpy=1.26,lane=gpu-racecheck: sanitizer lanes run once" in text
 
 
@@ -142,7 +149,7 @@ def test_a_lane_judged_with_the_expectations_in_force(tmp_path: Path) -> None:
         waivers.write_text(f'schema = 1\n[[expect]]\ncases = "{case_id("numba")}"\nstatus = "Fail"\n'
                            f'bug = "https://bugs.example/8"\nexpires = {expires}\nreason = "known"\n')
         rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / expires, probes(), runner=failing,
-                             only="numpy=2.x,lane=gpu", expectations=waivers)
+                             only="numpy=2.x,lane=gpu", night=Night(expectations=waivers))
         outcomes += [(r.outcome, r.reason) for r in rollup.results if r.id == "numpy=2.x,lane=gpu"]
     assert outcomes == [("passed", ""), ("failed", "exit status 0, but 1 verdicts are not accepted")]
 
@@ -218,12 +225,144 @@ def test_the_command_runner_fills_the_template_and_sets_the_environment(tmp_path
 
 
 def test_the_command_runner_kills_a_lane_past_its_timeout(tmp_path: Path) -> None:
-    combo = load_matrix(matrix(tmp_path)).expand()[0][0]
-    runner = CommandRunner([sys.executable, "-c", "import time; time.sleep(30)"], timeout_s=0.5)
+    combo = load_matrix(matrix(tmp_path, f'"{sys.executable}", "-c", "import time; time.sleep(30)"')).expand()[0][0]
+    runner = CommandRunner(timeout_s=0.5, contracts=tmp_path, envs=tmp_path / "envs")
     assert runner(combo, tmp_path / "j.jsonl", tmp_path / "l.log") is None
 
 
 def test_a_command_that_cannot_start_is_an_error(tmp_path: Path) -> None:
-    combo = load_matrix(matrix(tmp_path)).expand()[0][0]
+    combo = load_matrix(matrix(tmp_path, '"no-such-tox-here"')).expand()[0][0]
     with pytest.raises(ReportError, match="nightly: cannot start 'no-such-tox-here'"):
-        CommandRunner(["no-such-tox-here"], 5)(combo, tmp_path / "j.jsonl", tmp_path / "l.log")
+        CommandRunner(5, tmp_path, tmp_path / "envs")(combo, tmp_path / "j.jsonl", tmp_path / "l.log")
+
+
+def test_a_toolchain_that_cannot_be_installed_is_the_lanes_status(tmp_path: Path) -> None:
+    """The installer's why becomes the lane's status; its command never runs, and the other lanes go on."""
+    def installer(combo: Combination, env: Path, log: Path) -> dict[str, str] | str:
+        log.write_text("pip: no matching distribution\n")
+        if combo.values["numpy"] == "1.26":
+            return "toolchain unavailable: installing the pins failed (exit 1): no matching distribution"
+        return {"numpy": "2.4.6"}
+
+    ran: list[str] = []
+
+    def runner(combo: Combination, lane_out: Path, log: Path) -> int:
+        ran.append(combo.id)
+        return passing(combo, lane_out, log)
+
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(), runner=runner,
+                         only="*lane=host", installer=installer)
+    assert [(r.id, r.outcome, r.reason, r.toolchain) for r in rollup.results if r.outcome != "not run"] == [
+        ("numpy=1.26,lane=host", "toolchain unavailable",
+         "toolchain unavailable: installing the pins failed (exit 1): no matching distribution", {}),
+        ("numpy=2.x,lane=host", "passed", "", {"numpy": "2.4.6"})]
+    assert ran == ["numpy=2.x,lane=host"] and rollup.failed
+    assert rollup.totals()["toolchain unavailable"] == 1
+    text = (tmp_path / "out" / "nightly.md").read_text()
+    assert "| numpy=2.x,lane=host | numpy 2.4.6 | passed |" in text
+
+
+def test_the_venv_installer_reports_the_step_that_failed(tmp_path: Path) -> None:
+    """A real fresh environment: a missing interpreter, then a missing wheels folder, each named with its step."""
+    combo = load_matrix(matrix(tmp_path)).expand()[0][0]  # needs python:3.99
+    assert VenvInstaller(dist=tmp_path / "no-dist")(combo, tmp_path / "env", tmp_path / "install.log") == (
+        "toolchain unavailable: creating the environment: cannot start 'python3.99': No such file or directory")
+    installer = VenvInstaller(dist=tmp_path / "no-dist", interpreter=lambda combo: sys.executable)
+    why = installer(combo, tmp_path / "env", tmp_path / "install.log")
+    assert isinstance(why, str)
+    assert why.startswith("toolchain unavailable: installing the fresh wheels failed (exit ")
+    assert "no-dist" in why
+
+
+def test_the_probe_names_a_module_that_does_not_import(tmp_path: Path) -> None:
+    wanted = json.dumps({"imports": ["json", "no_such_module_here"], "dists": []})
+    done = subprocess.run([sys.executable, "-P", "-c", PROBE, wanted], capture_output=True, text=True, check=False)
+    assert done.returncode == 1 and done.stderr.strip() == (
+        "import no_such_module_here: ModuleNotFoundError: No module named 'no_such_module_here'")
+    found = subprocess.run([sys.executable, "-P", "-c", PROBE, json.dumps({"imports": ["json"], "dists": ["pytest"]})],
+                           capture_output=True, text=True, check=True)
+    assert json.loads(found.stdout) == {"pytest": pytest.__version__}
+
+
+def test_each_lane_is_compared_with_the_baseline(tmp_path: Path) -> None:
+    """A case Pass in the baseline that fails now, or that is missing now, is a regression of its lane."""
+    good, bad, gone = case_id("numba"), case_id("cutlass"), case_id("rustfatbin")
+    baseline = {"gpu": {good: (Status.PASS, True), bad: (Status.PASS, True), gone: (Status.PASS, True)}}
+
+    def runner(combo: Combination, lane_out: Path, log: Path) -> int:
+        write_journal(lane_out / "gpu.jsonl", "gpu", [(good, Status.PASS), (bad, Status.FAIL)])
+        return 0
+
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(), runner=runner,
+                         only="numpy=2.x,lane=gpu", night=Night(baseline=baseline))
+    [lane] = [r for r in rollup.results if r.outcome != "not run"]
+    assert (lane.regressions, lane.flakes) == (2, 0)
+    assert "| 1/2 | Pass 1, Fail 1 | " in (tmp_path / "out" / "nightly.md").read_text()
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_two_nights_show_the_planted_transition_with_its_night_and_lane(
+        tmp_path: Path, small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Night 2 enables a model mutant in one lane: only its cases change, on night 2, in that lane; the bisect
+    lines re-run exactly them on the toolchain of each night."""
+    def runner(combo: Combination, lane_out: Path, log: Path) -> int:
+        if combo.values["numpy"] == "2.x" and night == "night-2":
+            monkeypatch.setenv(FAULT_ENV, f"corrupt:{BROKEN}")
+        else:
+            monkeypatch.delenv(FAULT_ENV, raising=False)
+        return harness_main(["run", "--lane", "simulator", "--backend", "model", "--contracts", str(small_contracts),
+                             "--profile", "smoke", "--no-isolate", "--journal", str(lane_out / "lane.jsonl")])
+
+    def installer(combo: Combination, env: Path, log: Path) -> dict[str, str]:
+        return {"numpy": "2.4.6" if night == "night-2" else "2.4.5"}
+
+    history_file, out = tmp_path / "history.jsonl", tmp_path / "out"
+    for night in ("night-1", "night-2"):
+        rollup = run_nightly(load_matrix(matrix(tmp_path)), out, probes(), runner=runner, only="*lane=host",
+                             installer=installer, night=Night(history=history_file, name=night))
+    changed = {(t.combination, t.lane, t.since, t.night, t.was, t.now, t.regression) for t in rollup.transitions}
+    assert changed == {("numpy=2.x,lane=host", "simulator", "night-1", "night-2", "Pass", "Fail", True)}
+    ids = sorted(t.id for t in rollup.transitions)
+    assert ids and all(BROKEN.split("__")[1] in i for i in ids)
+    assert [r.outcome for r in rollup.results if r.outcome != "not run"] == ["passed", "failed"]
+    text = (out / "nightly.md").read_text()
+    row = f"| {md_text(ids[0])} | numpy=2.x,lane=host | simulator | Pass | Fail | night-1 | night-2 (first bad night) |"
+    assert row in text
+    ids_file = out / "bisect" / "numpy-2.x_lane-host_simulator.ids.txt"
+    assert ids_file.read_text().split() == ids
+    script = (out / "bisect.sh").read_text().splitlines()
+    assert script[1:] == [
+        "# the toolchain of night-1 (last good): numpy==2.4.5",
+        f"python -m venv bisect-good && python -m wheels.install --dist wheels/dist --python bisect-good/bin/python"
+        f" && python -m pip --python bisect-good/bin/python install numpy==2.4.5 && bisect-good/bin/python -P -m"
+        f" harness run --lane simulator --profile smoke --seed 20261129 --max-blocks 4096 --arch sm_90 --ids-file"
+        f" {ids_file} --journal bisect-good/simulator.jsonl",
+        "# the toolchain of night-2 (first bad): numpy==2.4.6",
+        script[4]]
+    assert "bisect-bad/bin/python install numpy==2.4.6" in script[4]
+
+
+def test_a_torn_history_line_is_dropped_and_the_next_night_appends_cleanly(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    append_night(path, {"night": "1", "lanes": {}})
+    with path.open("a") as fh:
+        fh.write('{"schema": 1, "kind": "coop-nigh')  # a nightly killed mid-append
+    assert [n["night"] for n in read_history(path)] == ["1"]
+    append_night(path, {"night": "2", "lanes": {}})
+    assert [n["night"] for n in read_history(path)] == ["1", "2"]
+    path.write_text('{"torn": \n' + path.read_text())
+    with pytest.raises(ReportError, match=r"history.jsonl:1: not a JSON line"):
+        read_history(path)
+
+
+def test_a_lanes_command_runs_inside_its_fresh_environment(tmp_path: Path) -> None:
+    """{env} names the lane's environment, whose bin folder comes first on PATH, as an activated one's would."""
+    command = '"{env}/bin/python", "-c", "import os, sys; print(os.environ[\'VIRTUAL_ENV\'], os.environ[\'PATH\'])"'
+    combo = load_matrix(matrix(tmp_path, command)).expand()[0][0]
+    envs = tmp_path / "envs"
+    (envs / combo.slug / "bin").mkdir(parents=True)
+    (envs / combo.slug / "bin" / "python").symlink_to(sys.executable)
+    assert CommandRunner(60, tmp_path, envs)(combo, tmp_path, tmp_path / "l.log") == 0
+    ran, printed = (tmp_path / "l.log").read_text().splitlines()
+    assert ran.startswith(f"$ {envs / combo.slug}/bin/python -c ")
+    assert printed.startswith(f"{envs / combo.slug} {envs / combo.slug}/bin{os.pathsep}")
