@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from importlib.metadata import EntryPoint, entry_points
 
-from coopcheck.adapter import Adapter
+from coopcheck.adapter import Adapter, missing_members
 
 GROUP = "coopcheck.backends"
 #: Comma-separated backend names to leave out of :func:`available`.
@@ -41,7 +41,8 @@ def register(name: str) -> Adapter:
         raise UnknownBackend(f"unknown backend {name!r}; installed backends: {known}")
     adapter = eps[name].load()()
     if not isinstance(adapter, Adapter):
-        raise TypeError(f"entry point {GROUP}:{name} does not provide a coop Adapter")
+        missing = ", ".join(missing_members(adapter, Adapter))
+        raise TypeError(f"entry point {GROUP}:{name} does not provide a coopcheck Adapter (it lacks {missing})")
     _active[name] = adapter
     return adapter
 
