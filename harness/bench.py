@@ -31,7 +31,6 @@ from harness.errors import HarnessError
 from harness.fingerprint import fingerprint, gpu_present
 from harness.lanes import SANITIZER_TOOLS, lane_cases
 from harness.options import positive_int
-from harness.oracles.block_load_store import blocks_per_case
 from harness.statuses import Status
 
 MODES = ("batched", "naive", "tenfold")
@@ -80,7 +79,7 @@ def measure(backend: str, mode: str, groups: list[tuple[coopcheck.KernelSpec, li
     engine.launches = 0
     checks, not_passed, seconds = 0, 0, 0.0
     for spec, cases in groups:
-        engine.max_blocks = blocks_per_case(spec) if mode == "naive" else UNSPLIT
+        engine.max_blocks = cases[0].contract.oracle.blocks_per_case(spec) if mode == "naive" else UNSPLIT
         started = time.perf_counter()
         records = engine.run_group(spec, cases * 10 if mode == "tenfold" else cases)
         seconds += time.perf_counter() - started

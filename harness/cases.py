@@ -19,7 +19,7 @@ from coopcheck.vocabulary import STATIC_RULES
 
 from harness import caseid
 from harness.boundaries import valid_value
-from harness.contracts import Contract, RejectCase, parse_block
+from harness.contracts import Contract, RejectCase, kernel_spec
 from harness.errors import CaseIdError
 
 PROFILES = ("full", "pr", "smoke")
@@ -33,7 +33,6 @@ SMOKE_VALID = ("full", "zero", "one", "tile-1", "threads+1", "warp+1", "rand.1")
 DEFAULT_SEED = 20261129
 #: Element offsets of the offset classes: 32 elements is 16-byte aligned for every dtype.
 OFFSET_ELEMENTS = {"zero": 0, "aligned": 32, "misaligned": 1}
-STATIC_KEYS = ("static_valid_items", "static_offset", "store_oob_default")
 
 
 @dataclass(frozen=True)
@@ -54,17 +53,7 @@ class Case:
 
     @cached_property  # read several times per case (building, judging, seeding valid_items)
     def spec(self) -> coopcheck.KernelSpec:
-        p = dict(self.params)
-        return coopcheck.KernelSpec(
-            operation=self.contract.operation,
-            dtype=p["dtype"],
-            block=parse_block(p["block"]),
-            items_per_thread=p["ipt"],
-            algorithm=p["alg"],
-            static_valid_items=p.get("static_valid_items"),
-            static_offset=p.get("static_offset"),
-            store_oob_default=p.get("store_oob_default", False),
-        )
+        return kernel_spec(self.contract.operation, dict(self.params), self.contract.statics)
 
     def seed(self, global_seed: int) -> int:
         """Deterministic per-case seed: the same id and global seed always draw the same data."""
@@ -115,13 +104,7 @@ def point_valid_names(contract: Contract, point: tuple[tuple[str, Any], ...]) ->
 def _kernel_ok(contract: Contract, point: dict[str, Any]) -> bool:
     """False for points an excluded static rule rejects; other rule breaks are contract bugs."""
     try:
-        coopcheck.check_static(
-            contract.operation,
-            block=parse_block(point["block"]),
-            items_per_thread=point["ipt"],
-            algorithm=point["alg"],
-            dtype=point["dtype"],
-        )
+        contract.oracle.check_static(kernel_spec(contract.operation, point, ()))
     except coopcheck.InvalidParameter as exc:
         if exc.rule in contract.excluded_rules:
             return False
@@ -184,7 +167,7 @@ def point_cases(contract: Contract, backend: str, point: tuple[tuple[str, Any], 
 def reject_case(contract: Contract, backend: str, rej: RejectCase) -> Case:
     p = rej.params
     params = [(a, p[a]) for a in contract.kernel_axes]
-    params += [(k, p[k]) for k in STATIC_KEYS if k in p]
+    params += [(k, p[k]) for k in contract.statics if k in p]
     params.append(("reject", rej.name))
     return Case(contract, backend, tuple(params), rej)
 

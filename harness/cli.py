@@ -28,7 +28,6 @@ from harness.fingerprint import gpu_present
 from harness.journal import JournalLock
 from harness.lanes import ALL_LANES, LANE_OUT_ENV, LANE_WORK, lane_kind, lanes_not_run
 from harness.options import OneLineParser, arch, count, positive_int, seconds, whole_number
-from harness.oracles.block_load_store import blocks_per_case
 from harness.progress import RunProgress
 from harness.report.cli import register as register_report
 from harness.session import (
@@ -103,7 +102,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for profile in PROFILES:
             cases = expand(contract, "backend", profile)
             runs = [c for c in cases if c.reject is None]
-            blocks = sum(len(group) * blocks_per_case(spec) for spec, group in group_by_kernel(runs))
+            blocks = sum(len(group) * contract.oracle.blocks_per_case(spec) for spec, group in group_by_kernel(runs))
             print(f"{contract.id:<12} {profile:<5} {len(kernel_points(contract, profile)):>5} kernel points  "
                   f"{len(runs):>7} run cases in {blocks:>8} blocks  {len(contract.rejects):>2} reject cases  "
                   "(per backend)")

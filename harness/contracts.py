@@ -23,7 +23,7 @@ from coopcheck.vocabulary import STATIC_RULES
 from harness.boundaries import RANDOM_VALID, VALID_BOUNDARIES
 from harness.datafile import read_toml
 from harness.errors import ContractError
-from harness.oracles.diagnose import DIAGNOSES
+from harness.families import Oracle, load_oracle
 
 KERNEL_AXES = ("dtype", "block", "ipt", "alg")
 CONTRACTS_ENV = "COOP_CONTRACTS"
@@ -61,11 +61,14 @@ class Rule:
 
 @dataclass(frozen=True, eq=False)
 class Contract:
-    """One operation's contract: axes (kernel ones compile, case ones ride), rules, resources."""
+    """One operation's contract: axes (kernel ones compile, case ones ride), rules, resources, its family's
+    oracle, and the static parameters its rejection cases may set (in case-id order)."""
 
     path: Path
     id: str
     operation: str
+    oracle: Oracle
+    statics: tuple[str, ...]
     description: str
     axes: dict[str, tuple[Any, ...]]
     kernel_axes: tuple[str, ...]
@@ -86,14 +89,21 @@ class Contract:
 
 
 @cache
-def _schema() -> dict[str, Any]:
-    schema: dict[str, Any] = json.loads(files("harness").joinpath("contract_schema.json").read_text())
+def _schema_text() -> str:
+    return files("harness").joinpath("contract_schema.json").read_text()
+
+
+def _schema(oracle: Oracle) -> dict[str, Any]:
+    """The schema with the vocabulary filled in: the base package's, and the checks and diagnoses of the
+    contract's oracle."""
+    schema: dict[str, Any] = json.loads(_schema_text())
     schema["$defs"]["dtype"] = {"enum": list(coopcheck.DTYPES)}
     schema["$defs"]["algorithm"] = {"enum": list(coopcheck.ALGORITHMS)}
     schema["$defs"]["static_rule"] = {"enum": sorted(STATIC_RULES)}
     schema["$defs"]["valid_name"] = {"anyOf": [{"enum": list(VALID_BOUNDARIES)},
                                                {"type": "string", "pattern": RANDOM_VALID.pattern}]}
-    schema["$defs"]["diagnosis"] = {"enum": list(DIAGNOSES)}
+    schema["$defs"]["diagnosis"] = {"enum": list(oracle.DIAGNOSES)}
+    schema["$defs"]["check"] = {"enum": [*sorted(oracle.CHECKS), "rejects-statics"]}
     return schema
 
 
@@ -112,8 +122,11 @@ def load_contract(path: Path) -> Contract:
     """Read and validate one contract file."""
     data = read_toml(path, ContractError)
     _check_budget(path, data)
+    if not isinstance(data.get("oracle"), str):
+        raise _fail(path, "oracle", "the family's oracle module is required, e.g. 'harness.oracles.block_load_store'")
+    oracle = load_oracle(data["oracle"], str(path))
     errors = sorted(
-        jsonschema.Draft202012Validator(_schema()).iter_errors(data),
+        jsonschema.Draft202012Validator(_schema(oracle)).iter_errors(data),
         key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),
     )
     if errors:
@@ -126,17 +139,21 @@ def load_contract(path: Path) -> Contract:
     if missing or unknown:
         others = sorted(set(data["axes"]) - set(KERNEL_AXES))
         raise _fail(path, "roles.case", f"must list exactly the non-kernel axes {others}")
-    if data["operation"] == "block.store" and "oob" in data["axes"]:
-        raise _fail(path, "axes.oob", "Store takes no oob_default: move it to a reject case")
+    problem = oracle.axes_problem(data["operation"], data["axes"])
+    if problem:
+        raise _fail(path, "axes", problem)
+    statics = tuple(data.get("statics", ()))
     names = [r["name"] for r in data["rules"]]
     if len(names) != len(set(names)):
         raise _fail(path, "rules", f"duplicate rule name in {names}")
     for i, rej in enumerate(data["reject"]):
-        _check_reject(path, i, data["operation"], rej)
+        _check_reject(path, i, oracle, kernel_spec(data["operation"], rej["params"], statics), rej)
     return Contract(
         path=path,
         id=data["contract"],
         operation=data["operation"],
+        oracle=oracle,
+        statics=statics,
         description=data["description"].strip(),
         axes={k: tuple(v) for k, v in data["axes"].items()},
         kernel_axes=tuple(roles["kernel"]),
@@ -174,25 +191,25 @@ def _rule(path: Path, index: int, rule: dict[str, Any], axes: dict[str, list[Any
                 tuple(rule.get("matches", ())))
 
 
-def _check_reject(path: Path, index: int, operation: str, rej: dict[str, Any]) -> None:
+def _check_reject(path: Path, index: int, oracle: Oracle, spec: coopcheck.KernelSpec, rej: dict[str, Any]) -> None:
     """A reject case must break exactly the rule it names, or it proves nothing."""
-    p = rej["params"]
+    unknown = sorted(set(rej["params"]) - set(KERNEL_AXES) - {name for name, _ in spec.statics})
+    if unknown:
+        raise _fail(path, f"reject[{index}].params", f"{unknown} are neither kernel axes nor the contract's statics")
     try:
-        coopcheck.check_static(
-            operation,
-            block=parse_block(p["block"]),
-            items_per_thread=p["ipt"],
-            algorithm=p["alg"],
-            dtype=p["dtype"],
-            oob_default=p.get("store_oob_default", False),
-            valid_items=p.get("static_valid_items"),
-            offset=p.get("static_offset"),
-        )
+        oracle.check_static(spec)
     except coopcheck.InvalidParameter as exc:
         if exc.rule == rej["rule"]:
             return
         raise _fail(path, f"reject[{index}]", f"breaks rule {exc.rule!r}, not the declared {rej['rule']!r}") from None
     raise _fail(path, f"reject[{index}]", f"breaks no static rule, but declares {rej['rule']!r}")
+
+
+def kernel_spec(operation: str, params: dict[str, Any], statics: tuple[str, ...]) -> coopcheck.KernelSpec:
+    """The kernel spec of a case's (or a reject case's) parameters: the kernel axes, and the statics it sets."""
+    return coopcheck.KernelSpec(operation=operation, dtype=params["dtype"], block=parse_block(params["block"]),
+                                items_per_thread=params["ipt"], algorithm=params["alg"],
+                                statics=tuple((name, params[name]) for name in statics if name in params))
 
 
 def parse_block(text: str) -> tuple[int, ...]:

@@ -1,7 +1,8 @@
 """The engine: one backend's kernel groups compiled once, launched in batches, judged per case.
 
 A group is every case of one kernel spec. Host lanes compile and inspect; launch lanes run one
-batched launch per group (split at ``max_blocks``) and judge each block with the oracle.
+batched launch per group (split at ``max_blocks``) and judge each block with the oracle that the
+group's contract names (:mod:`harness.families`): the engine knows no family.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import coopcheck
 
 from harness.cases import Case
 from harness.errors import HarnessError
+from harness.families import undeclared
 from harness.journal import CaseRecord, LaunchRecord, Record, ResourceRecord
 from harness.lanes import LANES, is_run_case, lane_kind
-from harness.oracles import block_load_store as oracle
+from harness.oracles.launch import Verdict
 from harness.statuses import Status
 
 Emit = Callable[[Record], None]
@@ -91,7 +93,7 @@ class Engine:
         if rest:
             started = time.perf_counter()
             try:
-                reason = self.adapter.unsupported_reason(spec)
+                reason = undeclared(self.adapter, spec) or self.adapter.unsupported_reason(spec)
             except Exception as exc:
                 return records + [self._record(c, Status.CRASH, f"unsupported_reason failed: {_one_line(exc)}")
                                   for c in rest]
@@ -203,7 +205,7 @@ class Engine:
         except CompileFailed as exc:
             share = round((time.perf_counter() - started) / len(cases), 6)
             return [self._record(c, Status.COMPILE_ERROR, str(exc), seconds=share) for c in cases]
-        per_launch = max(1, self.max_blocks // oracle.blocks_per_case(spec))
+        per_launch = max(1, self.max_blocks // cases[0].contract.oracle.blocks_per_case(spec))
         records: list[CaseRecord] = []
         for start in range(0, len(cases), per_launch):
             records += self._launch(spec, compiled, cases[start:start + per_launch])
@@ -213,6 +215,7 @@ class Engine:
         """One batched launch judged from a snapshot of its inputs; only the adapter's own errors are Crash.
         Each case is charged an equal share of the launch's wall time (build, launch, judge)."""
         started = time.perf_counter()
+        oracle = cases[0].contract.oracle
         with self.timed("build"):
             launch = oracle.build(spec, cases, self.seed)
             before = oracle.snapshot(launch.batch)
@@ -238,7 +241,7 @@ class Engine:
         return records
 
 
-def explaining_rules(case: Case, verdict: oracle.Verdict) -> tuple[str, ...]:
+def explaining_rules(case: Case, verdict: Verdict) -> tuple[str, ...]:
     """The rules a failure breaks: of the output checks, those whose ``matches`` explain its diagnoses (every
     rule of each failed check when none does); of the other checks (inputs, ABI), every rule."""
     params = dict(case.params)
@@ -247,7 +250,7 @@ def explaining_rules(case: Case, verdict: oracle.Verdict) -> tuple[str, ...]:
     named: list[str] = []
     for check in verdict.checks:
         of_check = [r.name for r in applicable if r.check == check]
-        if check in oracle.OUTPUT_CHECKS and explaining:
+        if check in case.contract.oracle.OUTPUT_CHECKS and explaining:
             of_check = [name for name in of_check if name in explaining]
         named += of_check
     named += sorted(explaining - set(named))

@@ -12,16 +12,21 @@ slot 3 is invalid and must keep its own earlier value.
 from __future__ import annotations
 
 import copy
-import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import coopcheck
 import numpy as np
 import numpy.typing as npt
+from coopcheck.load_store import check_spec
 
 from harness.cases import Case
 from harness.oracles import diagnose
+from harness.oracles.diagnose import DIAGNOSES as DIAGNOSES  # the oracle's diagnoses (harness.families.Oracle)
+from harness.oracles.launch import PASSED, block_order
+from harness.oracles.launch import Launch as Launch
+from harness.oracles.launch import Verdict as Verdict
 from harness.oracles.values import fill, patterns, raw_view
 
 Batch = coopcheck.LoadBatch | coopcheck.StoreBatch
@@ -41,6 +46,7 @@ CHECK_NAMES = {
     INPUTS: "inputs-unmodified",
     ABI: "output-abi",
 }
+CHECKS = frozenset(CHECK_NAMES.values())
 #: Checks of the element-wise comparison of the output (the ones a diagnosis explains).
 OUTPUT_CHECKS = frozenset(CHECK_NAMES[c] for c in (PLACED, UNTOUCHED, OOB_FILL, PREFIX, ELSEWHERE))
 WHY = {
@@ -53,6 +59,17 @@ WHY = {
 #: The launch's inputs per operation: a launch must leave every one of them as it was.
 INPUT_FIELDS = {"block.load": ("src", "init", "valid", "offset", "has_oob", "oob"),
                 "block.store": ("items", "valid", "offset")}
+
+
+def check_static(spec: coopcheck.KernelSpec) -> None:
+    """The family's static rules (:mod:`coopcheck.load_store`): what every backend refuses at compile time."""
+    check_spec(spec)
+
+
+def axes_problem(operation: str, axes: Mapping[str, Sequence[Any]]) -> str | None:
+    """Store takes no oob_default, so a Store contract's oob belongs in a reject case, not an axis."""
+    return "Store takes no oob_default: move it to a reject case" if operation == "block.store" and "oob" in axes \
+        else None
 
 
 def region(spec: coopcheck.KernelSpec) -> int:
@@ -82,29 +99,8 @@ def n_codes(spec: coopcheck.KernelSpec) -> int:
     return region(spec) + spec.tile + (1 if spec.operation == "block.load" else 0)
 
 
-@dataclass(frozen=True)
-class Launch:
-    """One batched launch: block b runs case ``cases[case_of_block[b]]`` in pattern ``pattern_of_block[b]``."""
-
-    spec: coopcheck.KernelSpec
-    cases: tuple[Case, ...]
-    batch: Batch
-    case_of_block: npt.NDArray[np.int64]
-    pattern_of_block: npt.NDArray[np.int64]
-    patterns: tuple[str, ...]
-    seed: int  # the block-order seed
-
-
 def blocks_per_case(spec: coopcheck.KernelSpec) -> int:
     return len(patterns(spec.dtype, n_codes(spec)))
-
-
-def block_order(global_seed: int, cases: Sequence[Case], n_patterns: int) -> tuple[int, npt.NDArray[np.int64]]:
-    """(seed, permutation of the launch's blocks): a function of the seed and the launch's cases only, so an
-    identical re-run repeats it, and a position-dependent bug is not always charged to the same case."""
-    digest = hashlib.sha256(f"{global_seed}:".encode() + "\n".join(c.id for c in cases).encode()).digest()
-    seed = int.from_bytes(digest[:8], "little")
-    return seed, np.random.default_rng(seed).permutation(len(cases) * n_patterns).astype(np.int64)
 
 
 def build(spec: coopcheck.KernelSpec, cases: Sequence[Case], global_seed: int) -> Launch:
@@ -207,22 +203,6 @@ def check_ids(spec: coopcheck.KernelSpec, snap: Batch, rows: npt.NDArray[np.int6
 def out_length(spec: coopcheck.KernelSpec, batch: Batch) -> int:
     """Elements of ``dst`` per block (the ABI of ``coopcheck.adapter``)."""
     return spec.tile if isinstance(batch, coopcheck.LoadBatch) else batch.region
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One case's judgement: the checks it failed (none: a pass), the diagnoses that explain it, why."""
-
-    checks: tuple[str, ...]
-    diagnoses: tuple[str, ...]
-    detail: str
-
-    @property
-    def passed(self) -> bool:
-        return not self.checks
-
-
-PASSED = Verdict((), (), "")
 
 
 def abi_problem(spec: coopcheck.KernelSpec, batch: Batch, out: object) -> str | None:

@@ -15,9 +15,9 @@ def test_memcheck_record() -> None:
     (record,) = parse_file(RECORDED / "memcheck.xml")
     assert (record.kind, record.level, record.text) == ("Precise", "Error", "Invalid __global__ write of size 4 bytes")
     assert record.block == (1, 0, 0) and record.threads == ((5, 0, 0),)
-    # recorded when the backend's package was still named coopcheck_numba; the kernel symbol is the same
-    assert record.functions[0].startswith("cudapy::coopcheck_numba::kernels::coop_block_store__int32__ipt4__direct[")
-    assert record.functions[1] == "coopcheck_numba::blockio::store_direct"
+    # recorded when the backend's package was still named coop_numba; the kernel symbol is the same
+    assert record.functions[0].startswith("cudapy::coop_numba::kernels::coop_block_store__int32__ipt4__direct[")
+    assert record.functions[1] == "coop_numba::blockio::store_direct"
     assert record.device_frames[0].path == "blockio.py" and record.device_frames[0].line == 141
     assert record.host_frames == (Frame("cuLaunchKernel"), Frame("_launch", "engine.py", 136))
     assert record.raw.startswith("<record>") and "Invalid __global__ write" in record.raw

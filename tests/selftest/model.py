@@ -15,6 +15,7 @@ from typing import Any
 import coopcheck
 import numpy as np
 import numpy.typing as npt
+from coopcheck.load_store import check_spec
 from coopcheck.vocabulary import WARP_SIZE
 
 Array = npt.NDArray[Any]
@@ -116,7 +117,7 @@ class Scratch:
 
 
 class ReferenceModel:
-    """A correct backend. The kernels follow the ABI of ``coopcheck.adapter``; the primitive's steps are methods.
+    """A correct backend. The kernels follow the ABI of ``coopcheck.load_store``; the primitive's steps are methods.
 
     >>> spec = coopcheck.KernelSpec("block.load", "int32", (2,), 2, "striped")
     >>> batch = coopcheck.LoadBatch(src=np.arange(4, dtype=np.int32), init=np.full(4, -1, np.int32),
@@ -128,9 +129,7 @@ class ReferenceModel:
 
     def compile(self, spec: coopcheck.KernelSpec) -> coopcheck.KernelSpec:
         """Refuse bad statics as a backend's public entry point does."""
-        coopcheck.check_static(spec.operation, block=spec.block, items_per_thread=spec.items_per_thread,
-                          algorithm=spec.algorithm, dtype=spec.dtype, oob_default=spec.store_oob_default,
-                          valid_items=spec.static_valid_items, offset=spec.static_offset)
+        check_spec(spec)
         return spec
 
     def launch(self, spec: coopcheck.KernelSpec, batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> Array:

@@ -1,18 +1,19 @@
 """A test backend: the self-test's per-thread reference model behind the coop adapter protocol.
 
-It lets the engine, the supervisor and the pytest plugin run end to end on a machine without a
-GPU. ``COOP_MODEL_FAULT=<kind>:<text>`` plants a fault in every launch whose kernel symbol contains
-<text> (several, comma-separated: the first that matches a launch applies), and
-``COOP_MODEL_UNSUPPORTED=<algorithm>`` declares one algorithm unsupported and
-``COOP_MODEL_UNSUPPORTED_CASE=<axis>=<value>`` every case whose resolved case value is that (``offset=1``:
-the misaligned offset class), so crash isolation, timeouts and verdict handling can be shown to work.
-Fault kinds: ``crash``, ``hang``, ``raise``;
-``corrupt`` flips one bit of block 0, ``corrupt-second`` one bit of block 1 (a bug that depends on a
-block's position in the launch), ``flip`` one random bit of a random block, drawn afresh in every
-launch (unseeded: a flaky device that corrupts data). ``COOP_MODEL_LOST=<file>`` kills the process
-that activates the backend unless <file> exists, creating it: a worker lost once between groups;
-``COOP_MODEL_LOST=always`` kills every such process. ``COOP_MODEL_START_SECONDS=<s>`` makes activating
-the backend take that long (a backend slow to start, as a GPU library can be).
+It lets the engine, the supervisor and the pytest plugin run end to end on a machine without a GPU.
+``COOP_MODEL_FAULT=<kind>:<text>`` plants a fault in every launch whose kernel symbol contains <text>
+(several, comma-separated: the first that matches a launch applies), ``COOP_MODEL_UNSUPPORTED=<algorithm>``
+declares one algorithm unsupported and ``COOP_MODEL_UNSUPPORTED_CASE=<axis>=<value>`` every case whose
+resolved case value is that (``offset=1``: the misaligned offset class), so crash isolation, timeouts and
+verdict handling can be shown to work. ``COOP_MODEL_LEAVE_OUT=<operation>,...`` leaves operations out of the
+backend's declaration. One kernel builder per family: the self-test's reference model (Load/Store) and
+:class:`tests.support.block_copy.CopyModel` (the test-only Copy family). Fault kinds: ``crash``, ``hang``,
+``raise``; ``corrupt`` flips one bit of block 0, ``corrupt-second`` one bit of block 1 (a bug that depends
+on a block's position in the launch), ``flip`` one random bit of a random block, drawn afresh in every
+launch (unseeded: a flaky device that corrupts data). ``COOP_MODEL_LOST=<file>`` kills the process that
+activates the backend unless <file> exists, creating it: a worker lost once between groups;
+``COOP_MODEL_LOST=always`` kills every such process. ``COOP_MODEL_START_SECONDS=<s>`` makes activating the
+backend take that long (a backend slow to start, as a GPU library can be).
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ import coopcheck
 import numpy as np
 
 from tests.selftest.model import ReferenceModel
+from tests.support.block_copy import CopyModel
 
 FAULT_ENV = "COOP_MODEL_FAULT"
 UNSUPPORTED_ENV = "COOP_MODEL_UNSUPPORTED"
 UNSUPPORTED_CASE_ENV = "COOP_MODEL_UNSUPPORTED_CASE"
 LOST_ENV = "COOP_MODEL_LOST"
 START_ENV = "COOP_MODEL_START_SECONDS"
+LEAVE_OUT_ENV = "COOP_MODEL_LEAVE_OUT"
 ENTRY_POINT = "model = tests.support.model_backend:ModelAdapter"
 
 
@@ -52,7 +55,11 @@ class ModelAdapter:
     name = "model"
 
     def __init__(self) -> None:
-        self.model = ReferenceModel()
+        load_store = ReferenceModel()
+        builders = {"block.load": load_store, "block.store": load_store, "block.copy": CopyModel()}
+        left_out = set(os.environ.get(LEAVE_OUT_ENV, "").split(","))
+        self.builders = {op: builder for op, builder in builders.items() if op not in left_out}
+        self.operations = frozenset(self.builders)
         time.sleep(float(os.environ.get(START_ENV, "0")))
         lost = os.environ.get(LOST_ENV, "")
         once = lost not in ("", "always") and not Path(lost).exists()
@@ -76,7 +83,7 @@ class ModelAdapter:
         return spec
 
     def compile(self, spec: coopcheck.KernelSpec, *, arch: str) -> coopcheck.KernelSpec:
-        return self.model.compile(spec)
+        return self.builders[spec.operation].compile(spec)
 
     def artifacts(self, compiled: coopcheck.KernelSpec) -> coopcheck.Artifacts:
         return coopcheck.Artifacts(kernel_name=coopcheck.kernel_symbol(compiled))
@@ -84,8 +91,7 @@ class ModelAdapter:
     def can_launch(self) -> bool:
         return True
 
-    def launch(self, compiled: coopcheck.KernelSpec, spec: coopcheck.KernelSpec,
-               batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> np.ndarray:
+    def launch(self, compiled: coopcheck.KernelSpec, spec: coopcheck.KernelSpec, batch: Any) -> np.ndarray:
         kind = planted_fault(spec)
         if kind == "crash":
             os.kill(os.getpid(), signal.SIGSEGV)
@@ -93,7 +99,7 @@ class ModelAdapter:
             time.sleep(3600)
         if kind == "raise":
             raise RuntimeError(f"planted launch failure in {coopcheck.kernel_symbol(spec)}")
-        out = self.model.launch(spec, batch)
+        out = self.builders[spec.operation].launch(spec, batch)
         blocks = out.view(np.uint8).reshape(batch.n_blocks, -1)  # each block's bytes, in launch order
         if kind == "corrupt":
             blocks[0, 0] ^= 1

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, check_static, kernel_symbol, require
+from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, kernel_symbol, require
+from coopcheck.load_store import OPERATIONS, check_spec
 
 from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, REQUIRES, toolchain
 
@@ -44,6 +45,7 @@ class CcclAdapter:
     """The ``cccl`` backend: cuda.coop's ``block.make_load`` / ``block.make_store`` in numba-cuda kernels."""
 
     name = "cccl"
+    operations = OPERATIONS
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -89,11 +91,7 @@ class CcclAdapter:
         return (spec.operation, spec.dtype, spec.block, spec.items_per_thread, spec.algorithm)
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        check_static(
-            spec.operation, block=spec.block, items_per_thread=spec.items_per_thread,
-            algorithm=spec.algorithm, dtype=spec.dtype, oob_default=spec.store_oob_default,
-            valid_items=spec.static_valid_items, offset=spec.static_offset,
-        )
+        check_spec(spec)
         device = self._device_arch
         if device is None or arch.rstrip("af") != device:
             raise RuntimeError(f"cuda.coop compiles for the current device only ({device or 'none'}), "

@@ -3,8 +3,9 @@
 Dependency-free on purpose: importing ``coopcheck`` loads no CUDA, numba or cutlass module.
 """
 
-from coopcheck.adapter import Adapter, Artifacts, CaseSupport, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from coopcheck.adapter import Adapter, Artifacts, CaseSupport, KernelSpec, kernel_symbol
 from coopcheck.availability import BackendUnavailable, require
+from coopcheck.load_store import LoadBatch, StoreBatch
 from coopcheck.registry import UnknownBackend, active, available, register
 from coopcheck.vocabulary import (
     ALGORITHMS,

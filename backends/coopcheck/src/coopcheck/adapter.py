@@ -1,19 +1,9 @@
 """The adapter protocol: how the harness compiles and launches one backend's contract kernels.
 
-Every backend ships an adapter class and names it in the ``coopcheck.backends`` entry-point group.
-The kernel ABI below is fixed so that one oracle judges every backend.
-
-Load kernel, one block per case instance (grid = ``n_blocks`` x 1 x 1, block = ``spec.block``);
-``rank = x + bx * (y + by * z)``, ``tile = threads * ipt``:
-
-* thread ``rank`` of block ``b`` starts with payload ``init[b*tile + rank*ipt + i]``;
-* it calls block Load on ``src[b*region + offset[b]:]`` with ``valid[b]`` valid items, passing
-  ``oob_default=oob[b]`` when ``has_oob[b]`` is nonzero and no default otherwise;
-* it writes every payload slot to ``dst[b*tile + rank*ipt + i]``.
-
-Store kernel: thread ``rank`` of block ``b`` holds ``items[b*tile + rank*ipt + i]`` and calls
-block Store on ``dst[b*region + offset[b]:]`` with ``valid[b]`` valid items; the harness fills
-``dst`` with per-slot sentinels first, so every stray write shows.
+Every backend ships an adapter class and names it in the ``coopcheck.backends`` entry-point group. It
+declares the operations it has a kernel builder for (``operations``); each family's kernel ABI (the
+``batch`` a launch receives) is written down once, beside the family's vocabulary (Load/Store:
+:mod:`coopcheck.load_store`), so that one oracle judges every backend.
 
 Optional methods (an adapter without one gets the default behaviour):
 
@@ -37,14 +27,17 @@ from coopcheck.vocabulary import block_threads
 class KernelSpec:
     """One compile-time specialization (plus the statics that only rejection cases set)."""
 
-    operation: str  # "block.load" | "block.store"
+    operation: str  # a contract's operation, e.g. "block.load"
     dtype: str
     block: tuple[int, ...]
     items_per_thread: int
     algorithm: str
-    static_valid_items: int | None = None
-    static_offset: int | None = None
-    store_oob_default: bool = False
+    #: The family's static parameters, (name, value) in its contract's order (only rejection cases set any).
+    statics: tuple[tuple[str, Any], ...] = ()
+
+    def static(self, name: str, default: Any = None) -> Any:
+        """The static parameter ``name``, or ``default`` when the spec does not set it."""
+        return dict(self.statics).get(name, default)
 
     @property
     def threads(self) -> int:
@@ -69,38 +62,6 @@ def kernel_symbol(spec: KernelSpec, *, include_block: bool = False) -> str:
 
 
 @dataclass
-class LoadBatch:
-    """Arguments of one batched Load launch (NumPy arrays on the host; see the module ABI)."""
-
-    src: Any
-    init: Any
-    valid: Any  # int32[n_blocks]
-    offset: Any  # int64[n_blocks]
-    has_oob: Any  # int32[n_blocks]
-    oob: Any  # dtype[n_blocks]
-    region: int
-
-    @property
-    def n_blocks(self) -> int:
-        return len(self.valid)
-
-
-@dataclass
-class StoreBatch:
-    """Arguments of one batched Store launch; ``dst`` arrives sentinel-filled."""
-
-    items: Any
-    dst: Any
-    valid: Any
-    offset: Any
-    region: int
-
-    @property
-    def n_blocks(self) -> int:
-        return len(self.valid)
-
-
-@dataclass
 class Artifacts:
     """What a compile produced, for the harness's inspectors (no backend-side inspection)."""
 
@@ -112,14 +73,22 @@ class Artifacts:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def missing_members(obj: object, protocol: type) -> list[str]:
+    """The attributes and methods of ``protocol`` that ``obj`` lacks (for a message naming them)."""
+    members = [*protocol.__annotations__, *(n for n, v in vars(protocol).items() if callable(v) and n[0] != "_")]
+    return [m for m in members if not hasattr(obj, m)]
+
+
 @runtime_checkable
 class Adapter(Protocol):
     """A backend as the harness sees it. Methods raise; they never return error codes."""
 
     name: str
+    #: The operations this backend has a kernel builder for; a case of any other is NotSupported.
+    operations: frozenset[str]
 
     def unsupported_reason(self, spec: KernelSpec) -> str | None:
-        """None when the backend implements ``spec``; else the exact reason it does not."""
+        """None when the backend implements ``spec`` (of a declared operation); else the exact reason it does not."""
 
     def kernel_key(self, spec: KernelSpec) -> Hashable:
         """Identity of the compiled kernel; specs with equal keys share one compile."""
@@ -133,8 +102,8 @@ class Adapter(Protocol):
     def can_launch(self) -> bool:
         """Whether :meth:`launch` can run here (a GPU, or a simulator)."""
 
-    def launch(self, compiled: Any, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
-        """Run one batched launch and return the host copy of ``dst``."""
+    def launch(self, compiled: Any, spec: KernelSpec, batch: Any) -> Any:
+        """Run one batched launch (``batch`` as the operation's family ABI says) and return the host copy of ``dst``."""
 
 
 @runtime_checkable

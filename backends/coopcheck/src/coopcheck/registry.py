@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from importlib.metadata import EntryPoint, entry_points
 
-from coopcheck.adapter import Adapter, ToolchainReport
+from coopcheck.adapter import Adapter, ToolchainReport, missing_members
 
 GROUP = "coopcheck.backends"
 #: Comma-separated backend names to leave out of :func:`available`.
@@ -45,7 +45,8 @@ def register(name: str) -> Adapter:
         return _active[name]
     adapter = _entry_point(name).load()()
     if not isinstance(adapter, Adapter):
-        raise TypeError(f"entry point {GROUP}:{name} does not provide a coop Adapter")
+        missing = ", ".join(missing_members(adapter, Adapter))
+        raise TypeError(f"entry point {GROUP}:{name} does not provide a coopcheck Adapter (it lacks {missing})")
     _active[name] = adapter
     return adapter
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import coopcheck
+from coopcheck.load_store import OPERATIONS
 
 from coopcheck_cutlass import REQUIRES
 from coopcheck_cutlass.cache import ArtifactCache, default_root
@@ -70,6 +71,7 @@ class CutlassAdapter:
     on disk (see :mod:`coopcheck_cutlass.cache`)."""
 
     name = "cutlass"
+    operations = OPERATIONS
 
     def __init__(self, *, disk_cache: bool | Path = True) -> None:
         """``disk_cache``: True for the configured folder (``COOP_CUTLASS_CACHE_DIR``), a path for

@@ -139,10 +139,10 @@ def _controls(spec: coopcheck.KernelSpec, valid: cute.Pointer, offset: cute.Poin
               b: Any) -> tuple[Any, Any]:
     """Block ``b``'s valid_items and offset: the spec's compile-time value where it sets one (only
     rejection cases do), else the block's entry of the runtime array."""
-    n_valid = spec.static_valid_items
+    n_valid = spec.static("static_valid_items")
     if n_valid is None:
         n_valid = cute.make_tensor(valid, cute.make_layout(n_blocks))[b]
-    start = spec.static_offset
+    start = spec.static("static_offset")
     if start is None:
         start = cute.make_tensor(offset, cute.make_layout(n_blocks))[b]
     return n_valid, start

@@ -129,6 +129,6 @@ def spec_plan(spec: coopcheck.KernelSpec) -> Plan:
     """The checked plan of a harness spec (raises ``coopcheck.InvalidParameter`` for a rejected static)."""
     return make_plan(
         spec.operation, dtype=spec.dtype, block=spec.block, items_per_thread=spec.items_per_thread,
-        algorithm=spec.algorithm, oob_default=spec.store_oob_default,
-        valid_items=spec.static_valid_items, offset=spec.static_offset,
+        algorithm=spec.algorithm, oob_default=spec.static("store_oob_default", False),
+        valid_items=spec.static("static_valid_items"), offset=spec.static("static_offset"),
     )

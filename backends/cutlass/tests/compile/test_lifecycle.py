@@ -57,7 +57,7 @@ def test_an_error_while_tracing_caches_nothing_and_the_retry_compiles(
 
 def test_a_refused_static_while_tracing_leaves_the_dsl_ready(resources: dict[str, object]) -> None:
     adapter = CutlassAdapter(disk_cache=False)
-    rejected = coopcheck.KernelSpec("block.store", "int8", (64,), 2, "direct", static_offset=-3)
+    rejected = coopcheck.KernelSpec("block.store", "int8", (64,), 2, "direct", statics=(("static_offset", -3),))
     with pytest.raises(coopcheck.InvalidParameter, match=r"\[offset_negative\]"):
         adapter.compile(rejected, arch=ARCH)
     assert _clean(adapter, SPEC, resources)

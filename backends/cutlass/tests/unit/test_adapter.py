@@ -142,14 +142,12 @@ def test_the_artifact_cache_returns_what_it_stored_for_that_spec_only(tmp_path: 
 
 
 def _contract_rejects() -> list[object]:
-    from harness.contracts import load_contracts, parse_block
+    from harness.contracts import kernel_spec, load_contracts
 
     cases = []
     for contract in load_contracts():
         for reject in contract.rejects:
-            params = dict(reject.params)
-            spec = coopcheck.KernelSpec(contract.operation, params.pop("dtype"), parse_block(params.pop("block")),
-                                   params.pop("ipt"), params.pop("alg"), **params)
+            spec = kernel_spec(contract.operation, reject.params, contract.statics)
             cases.append(pytest.param(spec, reject.rule, id=f"{contract.id}/{reject.name}"))
     return cases
 

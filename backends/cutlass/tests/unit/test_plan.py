@@ -41,7 +41,7 @@ def test_a_bad_static_is_refused_naming_its_rule(overrides: dict[str, object], r
 
 
 def test_oob_default_on_store_is_refused() -> None:
-    spec = coopcheck.KernelSpec("block.store", "int32", (128,), 4, "direct", store_oob_default=True)
+    spec = coopcheck.KernelSpec("block.store", "int32", (128,), 4, "direct", statics=(("store_oob_default", True),))
     with pytest.raises(coopcheck.InvalidParameter) as raised:
         spec_plan(spec)
     assert raised.value.rule == "store_oob_default"

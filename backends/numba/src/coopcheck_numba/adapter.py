@@ -17,7 +17,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, check_static, require
+from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, require
+from coopcheck.load_store import OPERATIONS, check_spec
 
 from coopcheck_numba import REQUIRES
 
@@ -47,6 +48,7 @@ class NumbaAdapter:
     """The ``numba`` backend: numba-cuda ``@cuda.jit`` kernels around :mod:`coopcheck_numba.blockio`."""
 
     name = "numba"
+    operations = OPERATIONS
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -61,11 +63,7 @@ class NumbaAdapter:
         return (spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        check_static(
-            spec.operation, block=spec.block, items_per_thread=spec.items_per_thread,
-            algorithm=spec.algorithm, dtype=spec.dtype, oob_default=spec.store_oob_default,
-            valid_items=spec.static_valid_items, offset=spec.static_offset,
-        )
+        check_spec(spec)
         slot = (self.kernel_key(spec), arch)
         if slot not in self._builds:
             self._builds[slot] = _build(spec, arch)

@@ -1,7 +1,7 @@
 """The harness adapter of the Rust fatbin backend: compile is a lookup in the shipped fatbin.
 
 Every kernel was built ahead of time (``coopcheck_rustfatbin.build``); compiling a spec validates its
-statics with ``coopcheck.check_static`` and checks that the fatbin holds its symbol for the arch.
+statics with ``coopcheck.load_store.check_spec`` and checks that the fatbin holds its symbol for the arch.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import coopcheck
-from coopcheck import Artifacts, InvalidParameter, KernelSpec, LoadBatch, StoreBatch, check_static, kernel_symbol
+from coopcheck import Artifacts, InvalidParameter, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
 from coopcheck.fatbin import KIND_PTX
+from coopcheck.load_store import OPERATIONS, check_spec
 
 from coopcheck_rustfatbin import abi
 from coopcheck_rustfatbin.bundle import Bundle, LoaderError
@@ -32,6 +33,7 @@ class RustFatbinAdapter:
     """``coopcheck.Adapter`` over the fatbin installed with this package (or the one given)."""
 
     name = "rustfatbin"
+    operations = OPERATIONS
 
     def __init__(self, fatbin: Path | None = None) -> None:
         coopcheck.require(self.name, {"cuda": "cuda-bindings"})  # the loader's driver API, checked at activation
@@ -64,7 +66,7 @@ class RustFatbinAdapter:
         return kernel_symbol(spec)
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        _check_statics(spec)
+        check_spec(spec)
         symbol = kernel_symbol(spec)
         if symbol not in self.bundle.symbols(arch):
             reason = self.unsupported_reason(spec) or "the crate does not export it"
@@ -117,21 +119,9 @@ def _launch_args(symbol: str, spec: KernelSpec, batch: LoadBatch | StoreBatch) -
     return args
 
 
-def _statics(spec: KernelSpec) -> dict[str, Any]:
-    return {
-        "block": spec.block, "items_per_thread": spec.items_per_thread, "algorithm": spec.algorithm,
-        "dtype": spec.dtype, "oob_default": spec.store_oob_default, "valid_items": spec.static_valid_items,
-        "offset": spec.static_offset,
-    }
-
-
-def _check_statics(spec: KernelSpec) -> None:
-    check_static(spec.operation, **_statics(spec))
-
-
 def _statics_ok(spec: KernelSpec) -> bool:
     try:
-        _check_statics(spec)
+        check_spec(spec)
     except InvalidParameter:
         return False
     return True

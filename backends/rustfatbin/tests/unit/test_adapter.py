@@ -21,7 +21,7 @@ def adapter(tmp_path: Path, assembler) -> RustFatbinAdapter:
 
 
 def spec(operation="block.load", dtype="int32", block=(128,), ipt=4, algorithm="direct", **statics) -> KernelSpec:
-    return KernelSpec(operation, dtype, block, ipt, algorithm, **statics)
+    return KernelSpec(operation, dtype, block, ipt, algorithm, tuple(statics.items()))
 
 
 def test_is_a_coop_adapter(adapter):
