@@ -12,10 +12,18 @@ from pathlib import Path
 import pytest
 from coopcheck import registry
 
+from harness.fingerprint import MANIFEST_ENV
 from tests.faults.figures import Figures
 from tests.support.model_backend import ENTRY_POINT
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _no_wheel_manifest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness's own runs are source runs: tox points COOP_WHEEL_MANIFEST at wheels/dist, which a fresh
+    clone's host env has not built yet (a test that needs a manifest sets its own)."""
+    monkeypatch.delenv(MANIFEST_ENV, raising=False)
 
 
 @pytest.fixture

@@ -9,18 +9,12 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.fingerprint import MANIFEST_ENV
 from tests.faults import figures
 from tests.faults.runs import Children, lane_options
 
 Refused = Callable[[list[str], list[str]], str]
 
 
-@pytest.fixture(autouse=True)
-def _no_wheel_manifest(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reports here are of source runs: tox points COOP_WHEEL_MANIFEST at wheels/dist, which a fresh clone's
-    host lane has not built yet."""
-    monkeypatch.delenv(MANIFEST_ENV, raising=False)
 
 
 @pytest.fixture
