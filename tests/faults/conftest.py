@@ -15,8 +15,6 @@ from tests.faults.runs import Children, lane_options
 Refused = Callable[[list[str], list[str]], str]
 
 
-
-
 @pytest.fixture
 def children(tmp_path: Path) -> Iterator[Children]:
     folder = tmp_path / "children"
