@@ -6,20 +6,20 @@ the file empty, and the next lookup fails to parse that empty file. So this cach
 NVRTC call of a factory (``_nvrtc.compile``), keyed by everything that decides its output: the C++
 source (which spells the specialization), the compute capability, the options, the NVRTC version and
 the cuda-cccl release (whose bundled headers the source includes). Entries are written atomically, so
-parallel workers may share a directory: ``COOP_CCCL_CACHE_DIR`` (default ``~/.cache/coop-cccl``; empty
-turns the cache off).
+parallel workers may share a directory: ``COOP_CCCL_CACHE_DIR`` (default ``~/.cache/coopcheck-cccl``; empty
+or none turns the cache off).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from coopcheck.cachefiles import cache_root, write_atomically
 
 ENV = "COOP_CCCL_CACHE_DIR"
 SCHEMA = 1
@@ -35,11 +35,9 @@ class LtoCache:
 
     @classmethod
     def from_environment(cls) -> LtoCache | None:
-        """The cache ``COOP_CCCL_CACHE_DIR`` names (unset: ``~/.cache/coop-cccl``; empty: None)."""
-        root = os.environ.get(ENV)
-        if root is None:
-            root = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "coopcheck-cccl")
-        return cls(Path(root)) if root else None
+        """The cache ``COOP_CCCL_CACHE_DIR`` names (unset: ``~/.cache/coopcheck-cccl``; empty or none: None)."""
+        root = cache_root(ENV, "coopcheck-cccl")
+        return cls(root) if root else None
 
     @staticmethod
     def key(**inputs: Any) -> str:
@@ -57,15 +55,7 @@ class LtoCache:
         return blob
 
     def put(self, key: str, blob: bytes) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=self.root, prefix=f".{key}.")
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(blob)
-            os.replace(temporary, self.root / f"{key}.ltoir")
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        write_atomically(self.root / f"{key}.ltoir", blob)
 
 
 Compile = Callable[..., tuple[Any, bytes]]

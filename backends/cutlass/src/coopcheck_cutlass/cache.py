@@ -16,8 +16,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 import coopcheck
+from coopcheck.cachefiles import cache_root
 
-#: Cache folder; "none" turns the cache off. Default: the user's cache folder, coopcheck-cutlass/.
+#: Cache folder; empty or "none" turns the cache off. Default: the user's cache folder, coopcheck-cutlass/.
 CACHE_DIR_ENV = "COOP_CUTLASS_CACHE_DIR"
 _FILES = ("meta.json", "kernel.ptx", "kernel.cubin")
 #: The DSL's own settings (arch, line info, compiler options...) may change what it emits.
@@ -26,11 +27,7 @@ DSL_SETTINGS = "CUTE_DSL_"
 
 def default_root() -> Path | None:
     """The configured cache folder, or None when the cache is off."""
-    configured = os.environ.get(CACHE_DIR_ENV)
-    if configured:
-        return None if configured == "none" else Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "coopcheck-cutlass"
+    return cache_root(CACHE_DIR_ENV, "coopcheck-cutlass")
 
 
 @cache

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
+
+from coopcheck.cachefiles import write_atomically
 
 ENV = "COOP_NUMBA_CACHE_DIR"
 
@@ -40,16 +41,5 @@ class ArtifactCache:
 
     def put(self, key: str, ptx: str, cubin: bytes) -> None:
         # cubin last: ``get`` finds an entry only once both files are complete.
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._write(f"{key}.ptx", ptx.encode())
-        self._write(f"{key}.cubin", cubin)
-
-    def _write(self, name: str, data: bytes) -> None:
-        fd, temporary = tempfile.mkstemp(dir=self.root, prefix=f".{name}.")
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
-            os.replace(temporary, self.root / name)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        write_atomically(self.root / f"{key}.ptx", ptx.encode())
+        write_atomically(self.root / f"{key}.cubin", cubin)

@@ -1,0 +1,35 @@
+"""The backends' disk caches of compile artifacts: where one lives, and how an entry is written.
+
+Standard library only (the base stays dependency-free). An entry is written to a temporary file and renamed
+over its name, so parallel workers may share a folder and a reader never sees half an entry.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+#: Values of a cache variable that turn the cache off.
+OFF = ("", "none")
+
+
+def cache_root(variable: str, name: str) -> Path | None:
+    """The folder ``$variable`` names; unset: ``name`` in the user's cache folder; empty or ``none``: no cache."""
+    configured = os.environ.get(variable)
+    if configured is None:
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / name
+    return None if configured in OFF else Path(configured)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """``path`` holds ``data`` whole, or keeps what it held (a writer killed midway leaves only a temporary)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
