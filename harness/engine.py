@@ -12,7 +12,7 @@ import traceback
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +104,7 @@ class Engine:
                 verdicts = [self._record(c, Status.NOT_SUPPORTED, reason) for c in rest]
             else:
                 verdicts = self._inspect(spec, rest)
-            share = (time.perf_counter() - started) / len(rest)
+            share = _share(started, len(rest))
             records += [_with_seconds(r, share) for r in verdicts]
         return records
 
@@ -203,7 +203,7 @@ class Engine:
         try:
             compiled = self._compile(spec)
         except CompileFailed as exc:
-            share = round((time.perf_counter() - started) / len(cases), 6)
+            share = _share(started, len(cases))
             return [self._record(c, Status.COMPILE_ERROR, str(exc), seconds=share) for c in cases]
         per_launch = max(1, self.max_blocks // cases[0].contract.oracle.blocks_per_case(spec))
         records: list[CaseRecord] = []
@@ -226,11 +226,11 @@ class Engine:
             with self.timed("launch"):
                 out = self.adapter.launch(compiled, spec, launch.batch)
         except Exception as exc:
-            share = round((time.perf_counter() - started) / len(cases), 6)
+            share = _share(started, len(cases))
             return [self._record(c, Status.CRASH, f"launch failed: {_one_line(exc)}", seconds=share) for c in cases]
         with self.timed("judge"):
             verdicts = oracle.judge(launch, before, out)
-        share = round((time.perf_counter() - started) / len(cases), 6)
+        share = _share(started, len(cases))
         records = []
         for case, verdict in zip(cases, verdicts, strict=True):
             if verdict.passed:
@@ -261,7 +261,10 @@ class CompileFailed(Exception):
     """Internal: a kernel key whose compile failed (message already formatted)."""
 
 
-def _with_seconds(record: CaseRecord, seconds: float) -> CaseRecord:
-    from dataclasses import replace
+def _share(started: float, cases: int) -> float:
+    """Each of ``cases`` cases' equal share of the wall time since ``started`` (the journal's ``seconds``)."""
+    return round((time.perf_counter() - started) / cases, 6)
 
-    return replace(record, seconds=round(seconds, 6))
+
+def _with_seconds(record: CaseRecord, seconds: float) -> CaseRecord:
+    return replace(record, seconds=seconds)

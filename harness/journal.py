@@ -241,6 +241,18 @@ def _drop_torn_tail(path: Path) -> None:
             fh.truncate(data.rfind(b"\n") + 1)
 
 
+def append_line(path: Path, line: str) -> None:
+    """Append ``line`` as one write, forced to disk, under the file's lock, a torn tail cut first: the
+    crash-safe append of a JSON-lines file that has no long-lived writer (the nightly history)."""
+    lock = JournalLock(path)
+    try:
+        _drop_torn_tail(path)
+        os.write(lock.fd, (line + "\n").encode())
+        os.fsync(lock.fd)
+    finally:
+        lock.release()
+
+
 class JournalLock:
     """The one-writer right to a journal: an exclusive ``flock`` on it, which the kernel drops with the last
     process holding it, so a killed writer never blocks the next one. A supervisor hands its lock to its

@@ -10,14 +10,13 @@ appending) is dropped, on reading and before the next append.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.journal import JournalLock, _drop_torn_tail
+from harness.journal import append_line
 from harness.report.baseline import Verdicts, verdicts_of
 from harness.report.errors import ReportError
 
@@ -27,14 +26,7 @@ KIND = "coop-nightly-night"
 
 def append_night(path: Path, night: dict[str, Any]) -> None:
     """Append one night as one line, written in one call and forced to disk, under the history's lock."""
-    lock = JournalLock(path)
-    try:
-        _drop_torn_tail(path)
-        line = (json.dumps({"schema": SCHEMA, "kind": KIND, **night}, separators=(",", ":")) + "\n").encode()
-        os.write(lock.fd, line)
-        os.fsync(lock.fd)
-    finally:
-        lock.release()
+    append_line(path, json.dumps({"schema": SCHEMA, "kind": KIND, **night}, separators=(",", ":")))
 
 
 def read_history(path: Path) -> list[dict[str, Any]]:
