@@ -8,18 +8,21 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distributions, version
 from pathlib import Path
 from typing import Any
 
 import coopcheck.registry
+from packaging.utils import canonicalize_name
 
 from harness.datafile import read_json
 from harness.errors import HarnessError
 
-PACKAGES = ("coopcheck", "coopcheck-harness", "coopcheck-numba", "coopcheck-cutlass", "coopcheck-rustfatbin",
-            "coopcheck-cccl", "numpy", "numba", "numba-cuda", "nvidia-cutlass-dsl", "cuda-cccl", "cuda-bindings",
-            "torch", "pytest", "pytest-xdist")
+#: The project's distributions are ``coopcheck`` and ``coopcheck-*``: every one installed is recorded.
+OWN = "coopcheck"
+#: The third-party packages whose versions decide a run.
+THIRD_PARTY = ("numpy", "numba", "numba-cuda", "nvidia-cutlass-dsl", "cuda-cccl", "cuda-bindings", "torch", "pytest",
+               "pytest-xdist")
 MANIFEST_ENV = "COOP_WHEEL_MANIFEST"
 
 
@@ -42,8 +45,10 @@ def gpu_present() -> bool:
 
 
 def _packages() -> dict[str, str]:
-    found = {}
-    for name in PACKAGES:
+    own: dict[str, str] = {canonicalize_name(d.metadata["Name"]): d.version for d in distributions()
+                           if d.metadata["Name"]}
+    found = {name: own[name] for name in sorted(own) if name == OWN or name.startswith(f"{OWN}-")}
+    for name in THIRD_PARTY:
         try:
             found[name] = version(name)
         except PackageNotFoundError:

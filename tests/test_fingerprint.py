@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import pytest
 from coopcheck import registry
@@ -52,3 +53,16 @@ def test_a_toolchain_that_cannot_be_read_is_recorded_as_such() -> None:
 @pytest.mark.usefixtures("fakes")
 def test_no_toolchain_reported_records_no_field() -> None:
     assert "toolchains" not in fingerprint(["silent"])
+
+
+def test_every_installed_distribution_of_the_project_is_recorded(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    """A new backend's distribution is recorded without a list to extend; a look-alike name is not ours."""
+    for name in ("coopcheck-example", "coopcheckers"):
+        info = tmp_path / f"{name.replace('-', '_')}-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    packages = fingerprint()["packages"]
+    assert packages["coopcheck-example"] == "0.1" and "coopcheckers" not in packages
+    assert packages["coopcheck"] and packages["numpy"]
