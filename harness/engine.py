@@ -221,7 +221,7 @@ class Engine:
             before = oracle.snapshot(launch.batch)
         self.launches += 1
         self.emit(LaunchRecord(coopcheck.kernel_symbol(spec), tuple(c.id for c in cases), self.launches,
-                               blocks=tuple(int(b) for b in launch.case_of_block)))
+                               blocks=tuple(launch.case_of_block.tolist())))
         try:
             with self.timed("launch"):
                 out = self.adapter.launch(compiled, spec, launch.batch)
