@@ -35,10 +35,9 @@ from harness.session import (
     RunConfig,
     check_resume,
     exit_with_supervisor,
-    phase_totals,
     planned_groups,
+    read_outcome,
     resolve_backends,
-    resolve_journals,
     run_worker,
     supervise_shards,
 )
@@ -169,15 +168,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         one = len(journals) == 1
         raise Interrupted(f"interrupted: {', '.join(map(str, journals))} {'keeps' if one else 'keep'} what "
                           f"{'it' if one else 'they'} recorded; continue with --resume {journal}") from None
-    finals, problems = resolve_journals(ledger, journals)
-    counts, not_accepted = summarize(finals)
+    outcome = read_outcome(ledger, journals)
+    counts, not_accepted = summarize(outcome.finals)
     print(f"lane {config.lane}, profile {config.profile}, journal(s) {', '.join(map(str, journals))}")
     for (contract, backend, status), n in sorted(counts.items()):
         print(f"  {contract:<12} {backend:<11} {status:<15} {n:>7}")
-    for backend, phases in sorted(phase_totals(journals).items()):
+    for backend, phases in sorted(outcome.phases.items()):
         spent = ", ".join(f"{phase} {seconds:.1f}" for phase, seconds in phases.items())
         print(f"  {backend:<11} seconds by phase (summed over workers): {spent}")
-    for problem in problems:
+    for problem in outcome.problems:
         print(f"expectation: {problem}", file=sys.stderr)
     total = sum(counts.values())
     if total == 0:
@@ -187,7 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("lanes not run:")
     for lane, how in lanes_not_run(config.lane, gpu):
         print(f"  {lane:<15} {how}")
-    return 1 if not_accepted or problems else 0
+    return 1 if not_accepted or outcome.problems else 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:

@@ -41,6 +41,9 @@ class Expectation:
     reason: str
 
 
+_RECORD_FIELDS = tuple(f.name for f in fields(CaseRecord))
+
+
 @dataclass(frozen=True)
 class Verdict(CaseRecord):
     """A case record as a reader sees it, the expectations applied; only :meth:`Ledger.resolve` makes one."""
@@ -106,6 +109,7 @@ class Ledger:
     today: dt.date = field(default_factory=dt.date.today)
     matched: Counter[str] = field(default_factory=Counter)  # entry -> verdicts whose id it matched
     applicable: set[str] = field(default_factory=set)  # entries that apply to a backend and run seen
+    _by_backend: dict[str, list[Expectation]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def under(self, env: dict[str, str]) -> Ledger:
         return Ledger(self.expectations, env, self.today, self.matched, self.applicable)
@@ -117,22 +121,27 @@ class Ledger:
         """A live entry that applies to a run seen but matched none of its cases (stale: an error)."""
         return self.live(exp) and exp.where in self.applicable and not self.matched[exp.where]
 
+    def _tagged(self, backend: str) -> list[Expectation]:
+        """The entries whose tags match this run and ``backend`` (``"gpu*"``: every gpu lane), in file order; once
+        per backend: a full run resolves millions of verdicts against the same few entries."""
+        if backend not in self._by_backend:
+            tags = {**self.env, "backend": backend}
+            self._by_backend[backend] = [exp for exp in self.expectations
+                                         if all(fnmatchcase(tags.get(k, ""), v) for k, v in exp.tags.items())]
+            self.applicable.update(exp.where for exp in self._by_backend[backend])
+        return self._by_backend[backend]
+
     def _matching(self, case_id: str) -> list[Expectation]:
         """The entries whose tags and pattern match ``case_id``, in file order (each remembered)."""
-        tags = {**self.env, "backend": caseid.parse(case_id)[1]}
-        found = []
-        for exp in self.expectations:
-            if all(fnmatchcase(tags.get(k, ""), v) for k, v in exp.tags.items()):  # "gpu*": every gpu lane
-                self.applicable.add(exp.where)
-                if fnmatchcase(case_id, exp.cases):
-                    self.matched[exp.where] += 1
-                    found.append(exp)
+        found = [exp for exp in self._tagged(caseid.parse(case_id)[1]) if fnmatchcase(case_id, exp.cases)]
+        for exp in found:
+            self.matched[exp.where] += 1
         return found
 
     def resolve(self, record: CaseRecord) -> Verdict:
         """``record`` with the first live matching expectation applied (an expired one only leaves a note)."""
         matching = self._matching(record.id)
-        verdict = Verdict(**{f.name: getattr(record, f.name) for f in fields(CaseRecord)})
+        verdict = Verdict(**{name: getattr(record, name) for name in _RECORD_FIELDS})
         exp = next((e for e in matching if self.live(e)), None)
         if exp is None:
             if not matching:

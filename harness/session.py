@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,15 +202,14 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
     return counts
 
 
-def phase_totals(journals: list[Path]) -> dict[str, dict[str, float]]:
-    """Seconds per backend and phase over every run (shard, resumed attempt) the journals record, most first."""
+def phase_totals(records: Iterable[Record]) -> dict[str, dict[str, float]]:
+    """Seconds per backend and phase over every run (shard, resumed attempt) the records hold, most first."""
     totals: dict[str, defaultdict[str, float]] = {}
-    for journal in journals:
-        for record in read_journal(journal):
-            if isinstance(record, EndRecord):
-                for backend, phases in record.phases.items():
-                    for phase, seconds in phases.items():
-                        totals.setdefault(backend, defaultdict(float))[phase] += seconds
+    for record in records:
+        if isinstance(record, EndRecord):
+            for backend, phases in record.phases.items():
+                for phase, seconds in phases.items():
+                    totals.setdefault(backend, defaultdict(float))[phase] += seconds
     return {b: dict(sorted(p.items(), key=lambda item: -item[1])) for b, p in totals.items()}
 
 
@@ -355,8 +355,25 @@ def supervise_shards(runs: list[tuple[RunConfig, Path]], group_timeout: float,
             raise Interrupted("interrupted") from None
 
 
-def resolve_journals(ledger: Ledger, journals: list[Path]) -> tuple[dict[str, Verdict], list[str]]:
-    """The final verdicts of ``journals`` with the run's expectations applied, and the expectations' problems
-    (expired, or matching no case)."""
-    finals = {cid: record for journal in journals for cid, record in final_cases(read_journal(journal)).items()}
-    return {cid: ledger.resolve(record) for cid, record in finals.items()}, ledger.problems()
+@dataclass
+class RunOutcome:
+    """What a finished run's journals hold for its summary, read in one pass (a full run's journals hold
+    millions of records): final verdicts with the expectations applied, the expectations' problems
+    (expired, or matching no case), and the seconds by backend and phase."""
+
+    finals: dict[str, Verdict]
+    problems: list[str]
+    phases: dict[str, dict[str, float]]
+
+
+def read_outcome(ledger: Ledger, journals: list[Path]) -> RunOutcome:
+    ends: list[EndRecord] = []
+    records: dict[str, CaseRecord] = {}
+    for journal in journals:
+        for record in read_journal(journal):
+            if isinstance(record, CaseRecord):
+                records[record.id] = record  # the last verdict of a case wins, as in final_cases
+            elif isinstance(record, EndRecord):
+                ends.append(record)
+    finals = {cid: ledger.resolve(record) for cid, record in records.items()}
+    return RunOutcome(finals, ledger.problems(), phase_totals(ends))

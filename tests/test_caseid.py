@@ -42,3 +42,38 @@ def test_malformed_ids_are_refused(bad: str) -> None:
 def test_render_refuses_bad_values() -> None:
     with pytest.raises(CaseIdError, match="a value may hold only"):
         caseid.render("block.load", "numba", [("dtype", "in t")])
+
+
+def _canonical_by_rendering(text: str) -> bool:
+    """The grammar's definition: an id is canonical when rendering its split pieces gives it back."""
+    pieces = text.split("/")
+    if len(pieces) != 3:
+        return False
+    params = [part.partition("=") for part in pieces[2].split(",")]
+    if any(not eq for _key, eq, _value in params):
+        return False
+    try:
+        return caseid.render(pieces[0], pieces[1], [(k, v) for k, _eq, v in params]) == text
+    except CaseIdError:
+        return False
+
+
+#: Strings near the grammar: pieces that are almost names, parameters and separators, so that most draws are
+#: ids or miss one by a character (a repeated key, an empty value, a capital, a space, a missing part).
+piece = st.sampled_from(["a", "ipt", "b_2", "X", "", "a b", "1"])
+near_param = st.tuples(piece, st.sampled_from(["=", "", "=="]), piece).map("".join)
+near_ids = st.tuples(st.sampled_from(["block.load", "block", "Block.x", "a.b.c"]),
+                     st.sampled_from(["numba", "Numba", "n1", ""]),
+                     st.lists(near_param, max_size=4).map(",".join),
+                     st.sampled_from(["", "/x"])).map(lambda p: f"{p[0]}/{p[1]}/{p[2]}{p[3]}")
+
+
+@given(near_ids)
+def test_parse_accepts_exactly_the_ids_that_render_back(text: str) -> None:
+    try:
+        caseid.parse(text)
+    except CaseIdError:
+        accepted = False
+    else:
+        accepted = True
+    assert accepted == _canonical_by_rendering(text)
