@@ -56,7 +56,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", choices=PROFILES, default="pr",
                         help="how many cases: full (qualification), pr (all pairs of kernel axes), smoke")
     parser.add_argument("--backend", action="append", default=[], metavar="NAME",
-                        help="a backend to run, repeatable (default: every installed one)")
+                        help="a backend to run, repeatable or comma-separated (default: every installed one)")
     parser.add_argument("--seed", type=whole_number, default=DEFAULT_SEED,
                         help="global seed; case seeds derive from it")
     parser.add_argument("--arch", type=arch, default="sm_90",

@@ -49,7 +49,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("coopcheck", "coop conformance cases")
     group.addoption("--coop-lane", help="run the contract cases of this lane (host, simulator, gpu, gpu-<tool>)")
     group.addoption("--coop-profile", default="pr", choices=PROFILES)
-    group.addoption("--coop-backend", action="append", default=[], help="repeatable; default: all installed")
+    group.addoption("--coop-backend", action="append", default=[],
+                    help="repeatable or comma-separated; default: all installed")
     group.addoption("--coop-seed", type=whole_number, default=DEFAULT_SEED)
     group.addoption("--coop-arch", type=arch, default="sm_90", help="sm_<major><minor>[a|f] (%(default)s)")
     group.addoption("--coop-max-blocks", type=positive_int, default=4096,

@@ -139,7 +139,9 @@ def _shown(name: str, value: Any) -> str:
 
 
 def resolve_backends(names: list[str]) -> list[str]:
-    """The named backends, or every installed one; an unknown name is an error listing the known."""
+    """The named backends (each item one name or a comma-separated list, as a matrix lane passes them in one
+    argument), or every installed one; an unknown name is an error listing the known."""
+    names = [name for item in names for name in item.split(",") if name]
     installed = coopcheck.available()
     if not names:
         if not installed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import coopcheck
 import pytest
 
 from harness.errors import HarnessError
@@ -17,7 +18,7 @@ from harness.journal import (
     final_cases,
     read_journal,
 )
-from harness.session import RunConfig, run_worker, supervise
+from harness.session import RunConfig, resolve_backends, run_worker, supervise
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV
 
@@ -100,6 +101,14 @@ def test_unknown_backend_is_named(small_contracts: Path, tmp_path: Path) -> None
     config.backends = ["cuda-fortran"]
     with pytest.raises(HarnessError, match="unknown backend\\(s\\) cuda-fortran; installed: model"):
         run_worker(config, tmp_path / "j.jsonl")
+
+
+def test_backends_may_be_named_in_a_comma_separated_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A matrix lane passes its backends as one argument: ``--backend numba,cutlass`` is two backends."""
+    monkeypatch.setattr(coopcheck, "available", lambda: ["cccl", "cutlass", "numba", "rustfatbin"])
+    assert resolve_backends(["numba,rustfatbin", "cutlass"]) == ["numba", "rustfatbin", "cutlass"]
+    with pytest.raises(HarnessError, match=r"unknown backend\(s\) fortran; installed: cccl, cutlass"):
+        resolve_backends(["numba,fortran"])
 
 
 @pytest.mark.usefixtures("model_backend")
