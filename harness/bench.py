@@ -74,7 +74,7 @@ def measure(backend: str, mode: str, groups: list[tuple[coopcheck.KernelSpec, li
     before the clock starts."""
     engine = Engine(coopcheck.register(backend), "gpu", seed, lambda record: None)
     for spec, cases in groups:
-        engine.prepare(spec)
+        engine.prepare(spec, cases)
         engine.run_group(spec, cases[:1])
     engine.launches = 0
     checks, not_passed, seconds = 0, 0, 0.0

@@ -149,10 +149,15 @@ class Engine:
         return self._record(case, Status.FAIL, f"compiled a combination it must reject ({want})",
                             ("static-parameters",))
 
-    def prepare(self, spec: coopcheck.KernelSpec) -> None:
-        """Compile ``spec``'s kernel now (a benchmark keeps compiles off its clock); a failure shows later."""
-        with suppress(CompileFailed):
-            self._compile(spec)
+    def prepare(self, spec: coopcheck.KernelSpec, cases: list[Case]) -> None:
+        """Compile ``spec``'s kernel now if :meth:`run_group` would compile it for ``cases`` (a benchmark keeps
+        compiles off its clock): not for a kernel the backend does not implement, nor, in a launch lane, for a
+        group whose every case it declines. A failure (to declare, to compile) shows in :meth:`run_group`."""
+        with suppress(Exception):
+            if undeclared(self.adapter, spec) or self.adapter.unsupported_reason(spec):
+                return
+            if not LANES[lane_kind(self.lane)] or self._declined(spec, [c for c in cases if is_run_case(c)])[1]:
+                self._compile(spec)
 
     def _compile(self, spec: coopcheck.KernelSpec) -> Any:
         """Compile once per kernel key; a failure is remembered, not retried, per key."""

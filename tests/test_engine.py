@@ -16,7 +16,7 @@ from harness.cli import main
 from harness.contracts import load_contracts
 from harness.engine import Engine
 from harness.errors import HarnessError
-from harness.journal import CaseRecord, Record, ResourceRecord, final_cases, read_journal
+from harness.journal import CaseRecord, LaunchRecord, Record, ResourceRecord, final_cases, read_journal
 from harness.lanes import lane_cases
 from harness.oracles import block_load_store as oracle
 from harness.statuses import Status
@@ -155,6 +155,42 @@ def test_an_adapter_that_raises_while_declining_a_case_crashes_that_case(small_c
     records = _engine("simulator", RaisesInUnsupportedCase(), []).run_group(spec, cases)
     assert {r.status for r in records} == {Status.CRASH} and len(records) == len(cases)
     assert records[0].detail.startswith("unsupported_case failed: KeyError")
+
+
+class DeclinesEveryCase(ModelAdapter):
+    """Takes the kernel but none of its run cases (an API with no partial tiles, given only partial ones)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.compiles = 0
+
+    def unsupported_case(self, spec: coopcheck.KernelSpec, values: object) -> str | None:
+        return "the model takes no case of this kernel"
+
+    def compile(self, spec: coopcheck.KernelSpec, *, arch: str) -> coopcheck.KernelSpec:
+        self.compiles += 1
+        return super().compile(spec, arch=arch)
+
+
+def test_a_group_whose_every_case_is_declined_is_neither_compiled_nor_launched(small_contracts: Path) -> None:
+    spec, cases = _group(small_contracts, "simulator")
+    adapter = DeclinesEveryCase()
+    emitted: list[Record] = []
+    records = _engine("simulator", adapter, emitted).run_group(spec, cases)
+    assert {r.status for r in records} == {Status.NOT_SUPPORTED} and len(records) == len(cases)
+    assert adapter.compiles == 0 and not [r for r in emitted if isinstance(r, LaunchRecord)]
+
+
+@pytest.mark.parametrize(("declines", "compiles"), [(False, 1), (True, 0)])
+def test_preparing_compiles_only_a_group_with_a_case_to_launch(small_contracts: Path, declines: bool,
+                                                               compiles: int) -> None:
+    """A benchmark prepares its groups off the clock: one whose every case is declined costs no compile."""
+    spec, cases = _group(small_contracts, "simulator")
+    adapter = DeclinesEveryCase()
+    if not declines:
+        adapter.unsupported_case = lambda spec, values: None  # type: ignore[method-assign]
+    _engine("simulator", adapter, []).prepare(spec, cases)
+    assert adapter.compiles == compiles
 
 
 class CorruptsBlockZero(ModelAdapter):

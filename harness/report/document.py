@@ -22,7 +22,7 @@ from harness.contracts import load_contract
 from harness.coverage import EVIDENCE, Cell, Evidence, load_coverage
 from harness.datafile import read_text
 from harness.expectations import Ledger, Verdict, load_expectations
-from harness.report import checked
+from harness.report import checked, sidebyside
 from harness.report.characters import carried_tree
 from harness.report.errors import ReportError
 from harness.report.verdicts import SEVERITY, Lane, describe, load_lanes, rank
@@ -193,15 +193,22 @@ def not_accepted_line(lanes: Sequence[Lane]) -> str:
     return f"Not accepted: {_count(sum(bad.values()), 'verdicts')} ({parts})"
 
 
-def pass_rates(lanes: Sequence[Lane]) -> dict[str, Any]:
-    """Contract x backend: checks passed over checks, one verdict per case id (worst over all lanes)."""
+def final_verdicts(lanes: Sequence[Lane]) -> dict[str, Verdict]:
+    """One verdict per case id: the worst over every lane that ran it (a check passes only where it passed
+    everywhere)."""
     merged: dict[str, Verdict] = {}
     for lane in lanes:
         for case_id, record in lane.cases.items():
             _keep_worst(merged, case_id, record)
+    return merged
+
+
+def pass_rates(lanes: Sequence[Lane], final: dict[str, Verdict]) -> dict[str, Any]:
+    """Contract x backend: checks passed over checks, one verdict per case id (``final``: see
+    :func:`final_verdicts`)."""
     cells: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for case_id, record in merged.items():
+    for case_id, record in final.items():
         info = describe(case_id)
         counts[info.contract, info.backend][0] += record.status is Status.PASS
         counts[info.contract, info.backend][1] += 1
@@ -429,6 +436,7 @@ def build(inputs: Inputs, generated: dt.datetime, loaded: Loaded | None = None) 
     counts the characters that were escaped for it (``replaced``, when there were any)."""
     lanes, ledger = load(inputs, generated.date()) if loaded is None else loaded
     cats = categories(lanes)
+    final = final_verdicts(lanes)
     expectations = expectations_section(inputs.expectations, ledger)
     coverage = coverage_section(inputs.coverage, lanes)
     problems = []
@@ -454,7 +462,8 @@ def build(inputs: Inputs, generated: dt.datetime, loaded: Loaded | None = None) 
         "counts": {
             "categories": {name: tally(verdicts.values()) for name, verdicts in cats.items()},
             "lanes": {lane.name: tally(lane.cases.values()) for lane in lanes},
-            "pass_rates": pass_rates(lanes),
+            "pass_rates": pass_rates(lanes, final),
+            "side_by_side": sidebyside.section(lanes, final, backends_of(lanes)),
         },
         "lanes": [_lane_entry(lane) for lane in lanes],
         "environment": environment(lanes),

@@ -20,12 +20,15 @@ import jinja2
 
 from harness.report.characters import note
 from harness.report.verdicts import SEVERITY, describe
+from harness.statuses import ACCEPTED, DECLARABLE, Status
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#])")
 #: How a line opens a block that is not a paragraph (besides what ``_MD_SPECIAL`` escapes): a list item, a
 #: setext underline or thematic break; a value opening with one is escaped, wherever the template puts it.
 _MD_OPENER = re.compile(r"^(?:(\d{1,9})(?=[.)](?:\s|$))|(?=[-+](?:\s|$))|(?==+\s*$)|(?=-+\s*$))")
 _MD_INDENT = re.compile(r"^[ \t]+")  # four spaces or a tab would open a code block
+#: Statuses no expectation makes acceptable: a side-by-side cell counting any is marked.
+NEVER_ACCEPTED = frozenset(str(s) for s in Status if s not in ACCEPTED | DECLARABLE)
 EXAMPLES = 3  # failing cases a group of them shows; every one is in the JSON
 KERNELS = 12  # kernel points a group of failing cases lists, most cases first
 
@@ -91,7 +94,7 @@ def _view(doc: dict[str, Any]) -> dict[str, Any]:
     legend = doc["checked"]["grids"]["legend"]
     grids = {(e["contract"], e["backend"]): _grid_rows(e, legend) for e in doc["checked"]["entries"]}
     return {**doc, "status_columns": _status_columns(doc), "groups": _groups(doc), "heat": heat, "note": note,
-            "grid_rows": grids}
+            "grid_rows": grids, "never_accepted": NEVER_ACCEPTED}
 
 
 def _environment(finalize: Callable[[Any], Any] | None, autoescape: bool) -> jinja2.Environment:

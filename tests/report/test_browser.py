@@ -52,6 +52,11 @@ def test_chromium_renders_the_counts_and_runs_no_script(qualification: list[Path
         for status, n in counts["statuses"].items():
             assert dom.counts[name, status] == str(n)
     assert dom.counts["gpu", "Fail"] == "1"
+    for table in doc["counts"]["side_by_side"]["contracts"]:  # the backends side by side, every cell shown
+        for backend, column in table["columns"].items():
+            shown = {row: dom.cells[table["contract"], row, backend] for row in ("checks", *column["statuses"])}
+            assert shown == {"checks": str(column["total"]), **{s: str(n) for s, n in column["statuses"].items()}}
+    assert dom.cells["block.load", "Fail", "cutlass"] == "1"
     assert doc["summary"]["passed"] in dom.text
     heat_cells = [a for tag, a in dom.tags if tag == "div" and "data-backend" in a]
     assert len(heat_cells) == len(doc["counts"]["pass_rates"]["contracts"]) * 3

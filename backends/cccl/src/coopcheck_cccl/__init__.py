@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 CUDA_CCCL = "1.1.1"
 #: Top-level modules the backend imports -> the distributions that provide them (cuda.coop is checked apart:
 #: ``cuda`` is a namespace that other distributions share).
-REQUIRES = {"coopcheck_numba": "coopcheck-numba", "numba": "numba", "numba_cuda": "numba-cuda", "numpy": "numpy"}
+REQUIRES = {"numba": "numba", "numba_cuda": "numba-cuda", "numpy": "numpy"}
 #: The contract's algorithm names -> cuda.coop's (``make_load``/``make_store``'s names for CUB's BLOCK_LOAD_* and
 #: BLOCK_STORE_*); a contract algorithm missing here is declared unsupported.
 ALGORITHMS = {"direct": "direct", "striped": "striped", "vectorize": "vectorize", "transpose": "transpose",

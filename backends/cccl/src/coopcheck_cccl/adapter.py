@@ -1,10 +1,11 @@
 """``CcclAdapter``: the harness's view of cuda.coop 1.1.1 (see ``coopcheck.Adapter``).
 
 One kernel per specialization (operation, dtype, block shape, items per thread, algorithm: CUB
-specializes on the block shape), coopcheck_numba's contract kernel around the cuda.coop primitive, named
-``coopcheck.kernel_symbol(spec)``. cuda.coop's factories compile for the current device, so without a CUDA
-device (or in numba's simulator) every kernel is declared NotSupported; with one, only full-tile cases
-without oob_default run, since 1.1.1 binds no other Load/Store overload.
+specializes on the block shape), the backend's own contract kernel around the cuda.coop primitive
+(:mod:`coopcheck_cccl.kernels`), named ``coopcheck.kernel_symbol(spec)``. cuda.coop's factories compile
+for the current device, so without a CUDA device (or in numba's simulator) every kernel is declared
+NotSupported; with one, only full-tile cases without oob_default run, since 1.1.1 binds no other
+Load/Store overload.
 
 Importing this module loads no numba and no cuda.coop: the registry may import it on any machine.
 """
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, kernel_symbol, require
+from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, require
 from coopcheck.load_store import OPERATIONS, check_spec
+from coopcheck.ptx import entry_name
 
 from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, REQUIRES, toolchain
 
@@ -36,7 +38,7 @@ DTYPES_REFUSED = {
 class CompiledKernel:
     """A contract kernel compiled for the current device, and the shared memory its primitive needs."""
 
-    kernel: Any  # coopcheck_numba.kernels.ContractKernel
+    kernel: Any  # coopcheck_cccl.kernels.Kernel
     temp_storage_bytes: int
     arch: str
 
@@ -102,8 +104,6 @@ class CcclAdapter:
         return self._builds[key]
 
     def artifacts(self, compiled: CompiledKernel) -> Artifacts:
-        from coopcheck_numba.toolchain import entry_name
-
         kernel = compiled.kernel
         # numba keeps the PTX and the linked cubin in the kernel's code library (no public getter).
         library = kernel.dispatcher.compile(kernel.signature)._codelibrary
@@ -115,25 +115,17 @@ class CcclAdapter:
         return self._device_arch is not None
 
     def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
-        from coopcheck_numba.kernels import launch
+        from coopcheck_cccl.kernels import launch
 
         return launch(compiled.kernel, spec, batch, compiled.temp_storage_bytes)
 
 
 def _build(spec: KernelSpec, arch: str) -> CompiledKernel:
     """Make the primitive (NVRTC, or the LTO-IR cache) and compile the contract kernel around it."""
-    from coopcheck_numba.kernels import load_kernel, store_kernel
-
-    from coopcheck_cccl import primitives
+    from coopcheck_cccl import kernels, primitives
     from coopcheck_cccl.cache import LtoCache
 
     primitive = primitives.make(spec, LtoCache.from_environment())
-    symbol = kernel_symbol(spec)
-    if spec.operation == "block.load":
-        kernel = load_kernel(primitives.load_function(primitive), spec.dtype, spec.items_per_thread, symbol,
-                             link=primitive.files)
-    else:
-        kernel = store_kernel(primitives.store_function(primitive), spec.dtype, spec.items_per_thread, symbol,
-                              link=primitive.files)
+    kernel = kernels.build(spec, primitive)
     kernel.dispatcher.compile(kernel.signature)  # compile and link now: the compile phase, not the launch
     return CompiledKernel(kernel, primitive.temp_storage_bytes, arch)

@@ -1,32 +1,27 @@
-"""cuda.coop's block Load/Store as device functions of coopcheck_numba's contract-kernel signature.
+"""cuda.coop's block Load/Store primitives, made through its factories (and the LTO-IR cache).
 
 ``make_load`` / ``make_store`` of ``cuda.coop._experimental.block`` compile a CUB ``BlockLoad`` /
 ``BlockStore`` specialization (dtype, block shape, items per thread, algorithm) to LTO-IR for the
 current device and return a primitive callable in numba kernels that link its ``files``. 1.1.1 binds
 only the full-tile overloads (``Load(ptr, items)``, ``Store(ptr, items)``): no valid_items, no
-oob_default, so the adapter declines every case that needs them and these device functions ignore
-those arguments. The primitive gets its TempStorage explicitly, as dynamic shared memory from byte 0
-(``temp_storage_bytes`` of it at launch, aligned for any TempStorage of these types): its other form
-declares static shared memory, which stops at 48 KiB, and ends in a ``__syncthreads()`` the contract
-kernels do not need.
+oob_default, so the adapter declines every case that needs them. The contract kernels
+(:mod:`coopcheck_cccl.kernels`) pass the TempStorage explicitly, as dynamic shared memory from byte 0
+(``temp_storage_bytes`` of it at launch, aligned for any TempStorage of these types): the primitive's
+other form declares static shared memory, which stops at 48 KiB, and ends in a ``__syncthreads()`` the
+contract kernels do not need.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import numba
 import numpy as np
 from coopcheck import KernelSpec
 from cuda.coop._experimental import _nvrtc, block
-from numba import cuda
 
 from coopcheck_cccl import ALGORITHMS, cache
+from coopcheck_cccl.kernels import TEMP_STORAGE_ALIGNMENT
 from coopcheck_cccl.toolchain import versions
-
-#: The alignment of the TempStorage view of dynamic shared memory; :func:`make` refuses a primitive needing more.
-TEMP_STORAGE_ALIGNMENT = 16
 
 
 def threads_per_block(block_shape: tuple[int, ...]) -> int | tuple[int, ...]:
@@ -40,8 +35,9 @@ def threads_per_block(block_shape: tuple[int, ...]) -> int | tuple[int, ...]:
 
 def make(spec: KernelSpec, lto_cache: cache.LtoCache | None) -> Any:
     """The cuda.coop primitive for ``spec`` (needs a current CUDA device), its NVRTC compile served from
-    ``lto_cache`` when it holds it. The dtype goes as a NumPy dtype: cuda.coop resolves a name on the numba
-    module, which has no ``float16``."""
+    ``lto_cache`` when it holds it; one whose TempStorage needs more than :data:`TEMP_STORAGE_ALIGNMENT` is
+    refused. The dtype goes as a NumPy dtype: cuda.coop resolves a name on the numba module, which has no
+    ``float16``."""
     factory = block.make_load if spec.operation == "block.load" else block.make_store
     with cache.serving(lto_cache, _nvrtc, versions()["cuda-cccl"]):
         primitive = factory(np.dtype(spec.dtype), threads_per_block(spec.block), spec.items_per_thread,
@@ -51,23 +47,3 @@ def make(spec: KernelSpec, lto_cache: cache.LtoCache | None) -> Any:
                            f"kernels align dynamic shared memory to {TEMP_STORAGE_ALIGNMENT}")
     return primitive
 
-
-def load_function(primitive: Any) -> Callable[..., None]:
-    """A device function ``(src, items, valid_items, offset, oob_default=None)`` loading the full tile at
-    ``src[offset:]`` with ``primitive`` (valid_items and oob_default unused: see the module docstring)."""
-
-    @cuda.jit(device=True)  # alignment: TEMP_STORAGE_ALIGNMENT, written as the literal numba requires
-    def load(src, items, valid_items, offset, oob_default=None):
-        primitive(cuda.shared.array(0, numba.uint8, alignment=16), src[offset:], items)
-
-    return load
-
-
-def store_function(primitive: Any) -> Callable[..., None]:
-    """A device function ``(dst, items, valid_items, offset)`` storing the full tile at ``dst[offset:]``."""
-
-    @cuda.jit(device=True)  # alignment: TEMP_STORAGE_ALIGNMENT, as above
-    def store(dst, items, valid_items, offset):
-        primitive(cuda.shared.array(0, numba.uint8, alignment=16), dst[offset:], items)
-
-    return store

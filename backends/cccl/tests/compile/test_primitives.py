@@ -14,9 +14,8 @@ from types import SimpleNamespace
 
 import coopcheck
 import pytest
-from coopcheck_cccl import adapter, primitives
+from coopcheck_cccl import adapter, kernels, primitives
 from coopcheck_cccl.cache import LtoCache
-from coopcheck_numba.kernels import ContractKernel, load_kernel, store_kernel
 
 CC = (9, 0)
 #: 1-D, 2-D and 3-D blocks; blocked, striped, vectorized and both transposes; 1- to 8-byte items.
@@ -42,12 +41,9 @@ def sm_90(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
 
 
-def _kernel(spec: coopcheck.KernelSpec, primitive: object) -> ContractKernel:
+def _kernel(spec: coopcheck.KernelSpec, primitive: object) -> kernels.Kernel:
     """The contract kernel around the primitive, as the adapter builds it."""
-    make, device = ((load_kernel, primitives.load_function) if spec.operation == "block.load"
-                    else (store_kernel, primitives.store_function))
-    kernel = make(device(primitive), spec.dtype, spec.items_per_thread, coopcheck.kernel_symbol(spec),
-                  link=primitive.files)  # type: ignore[attr-defined]
+    kernel = kernels.build(spec, primitive)
     assert kernel.dispatcher.targetoptions["link"] == primitive.files  # type: ignore[attr-defined]
     return kernel
 
@@ -60,7 +56,7 @@ def _link(spec: coopcheck.KernelSpec, primitive: object) -> bytes:
     kernel = _kernel(spec, primitive)
     ltoir, _ = cuda.compile(kernel.dispatcher.py_func, kernel.signature, device=False, abi="numba", cc=CC,
                            output="ltoir")
-    objects = [ObjectCode.from_ltoir(ltoir, name=kernel.symbol)]
+    objects = [ObjectCode.from_ltoir(ltoir, name=coopcheck.kernel_symbol(spec))]
     objects += [ObjectCode.from_ltoir(Path(f).read_bytes(), name=f) for f in primitive.files]  # type: ignore[attr-defined]
     options = LinkerOptions(arch="sm_{}{}".format(*CC), link_time_optimization=True)
     return bytes(Linker(*objects, options=options).link("cubin").code)
@@ -81,13 +77,38 @@ def test_the_temp_storage_is_dynamic_shared_memory_aligned_for_it(tmp_path: Path
     from numba import cuda
 
     primitive = primitives.make(SPECS[0], LtoCache(tmp_path))
-    assert primitive.temp_storage_alignment <= primitives.TEMP_STORAGE_ALIGNMENT
+    assert primitive.temp_storage_alignment <= kernels.TEMP_STORAGE_ALIGNMENT
     kernel = _kernel(SPECS[0], primitive)
     ptx, _ = cuda.compile_ptx(kernel.dispatcher.py_func, kernel.signature, cc=CC)
     declared = re.findall(r"^\.extern \.shared \.align (\d+) \.b8 \w+\[\];", ptx, re.M)
-    # One dynamic array per call site of the device function (all start at the same byte 0), no static ones.
-    assert declared and set(declared) == {str(primitives.TEMP_STORAGE_ALIGNMENT)}
+    # The one dynamic array the primitive gets (from byte 0), no static ones.
+    assert declared == [str(kernels.TEMP_STORAGE_ALIGNMENT)]
     assert ".shared .align" not in ptx.replace(".extern .shared .align", "")
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("spec", SPECS[1:3], ids=lambda s: s.operation)
+def test_the_reported_entry_name_is_the_kernel_symbol_mangled(spec: coopcheck.KernelSpec, tmp_path: Path) -> None:
+    """What the adapter's artifacts name the kernel (sanitizer records and the journal match it by the symbol)."""
+    from coopcheck.ptx import entry_name
+    from numba import cuda
+
+    kernel = _kernel(spec, primitives.make(spec, LtoCache(tmp_path)))
+    ptx, _ = cuda.compile_ptx(kernel.dispatcher.py_func, kernel.signature, cc=CC)
+    assert re.fullmatch(rf"_Z\w*{coopcheck.kernel_symbol(spec)}\w*", entry_name(ptx))
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize(("operation", "stores"), [("block.load", 3), ("block.store", 0)])
+def test_only_the_load_kernel_writes_its_payload_back(operation: str, stores: int, tmp_path: Path) -> None:
+    """Load and Store share one kernel body; before linking (the primitive is a call), the Load kernel's own
+    global stores are its 3 payload slots per thread and the Store kernel has none, nor any branch."""
+    from numba import cuda
+
+    spec = coopcheck.KernelSpec(operation, "int32", (64,), 3, "direct")
+    kernel = _kernel(spec, primitives.make(spec, LtoCache(tmp_path)))
+    ptx, _ = cuda.compile_ptx(kernel.dispatcher.py_func, kernel.signature, cc=CC)
+    assert len(re.findall(r"^\s*st\.global", ptx, re.M)) == stores and not re.search(r"^\s*(@%p\d+ )?bra", ptx, re.M)
 
 
 @pytest.mark.usefixtures("sm_90")

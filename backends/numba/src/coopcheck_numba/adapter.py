@@ -19,6 +19,7 @@ from typing import Any
 
 from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, require
 from coopcheck.load_store import OPERATIONS, check_spec
+from coopcheck.ptx import entry_name
 
 from coopcheck_numba import REQUIRES
 
@@ -112,8 +113,6 @@ def _build(spec: KernelSpec, arch: str) -> _Build:
 
 
 def _build_on_gpu(kernel: Any) -> _Build:
-    from coopcheck_numba.toolchain import entry_name
-
     compiled = kernel.dispatcher.compile(kernel.signature)
     # numba keeps the PTX and cubin it loaded in the kernel's code library (no public getter).
     library = compiled._codelibrary
@@ -140,4 +139,4 @@ def _build_on_host(kernel: Any, arch: str) -> _Build:
         cubin = toolchain.link_cubin(ptx, arch, kernel.symbol)
     if cache and not stored:
         cache.put(key, ptx, cubin)
-    return _Build(kernel, "host", arch, toolchain.entry_name(ptx), ptx, cubin)
+    return _Build(kernel, "host", arch, entry_name(ptx), ptx, cubin)

@@ -24,7 +24,6 @@ PINNED_TOOLCHAIN = "nvidia-nvvm==13.0.88 nvidia-cuda-nvrtc==13.0.88 nvidia-nvjit
 
 _ARCH = re.compile(r"sm_(\d+)(\d)([af]?)")
 _PTX_VERSION = re.compile(r"^\.version\s+(\d+)\.(\d+)", re.M)
-_ENTRY = re.compile(r"^\.visible \.entry (\S+)\(", re.M)
 
 
 class ToolchainError(RuntimeError):
@@ -49,14 +48,6 @@ def ptx_version(ptx: str) -> tuple[int, int]:
     if not match:
         raise ToolchainError("PTX without a .version directive")
     return int(match[1]), int(match[2])
-
-
-def entry_name(ptx: str) -> str:
-    """The mangled name of the one kernel entry in ``ptx``."""
-    names = _ENTRY.findall(ptx)
-    if len(names) != 1:
-        raise ToolchainError(f"expected one .entry in the PTX, found {len(names)}: {names}")
-    return str(names[0])
 
 
 def compile_ptx(function: Any, signature: tuple[Any, ...], arch: str, label: str) -> str:

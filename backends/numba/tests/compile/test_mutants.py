@@ -8,6 +8,7 @@ from types import ModuleType
 from typing import Any
 
 import coopcheck
+from coopcheck.ptx import entry_name
 from coopcheck_numba import toolchain
 from coopcheck_numba.adapter import NumbaAdapter
 
@@ -18,7 +19,7 @@ ARCH = "sm_90"
 
 def _inspect(kernel: Any, dynamic_shared_bytes: int) -> KernelReport:
     ptx = toolchain.compile_ptx(kernel.dispatcher.py_func, kernel.signature, ARCH, kernel.symbol)
-    artifacts = coopcheck.Artifacts(kernel_name=toolchain.entry_name(ptx), ptx=ptx, arch=ARCH,
+    artifacts = coopcheck.Artifacts(kernel_name=entry_name(ptx), ptx=ptx, arch=ARCH,
                                cubin=toolchain.link_cubin(ptx, ARCH, kernel.symbol),
                                dynamic_shared_bytes=dynamic_shared_bytes)
     return inspect_artifacts(artifacts)

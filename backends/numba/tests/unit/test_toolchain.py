@@ -36,10 +36,8 @@ def test_compute_capability_refuses_other_spellings(arch: str) -> None:
         toolchain.compute_capability(arch)
 
 
-def test_ptx_version_and_entry_name() -> None:
-    ptx = PTX.format(version="9.0")
-    assert toolchain.ptx_version(ptx) == (9, 0)
-    assert "coop_block_load__int32__ipt4__striped" in toolchain.entry_name(ptx)
+def test_ptx_version() -> None:
+    assert toolchain.ptx_version(PTX.format(version="9.0")) == (9, 0)
 
 
 @pytest.mark.parametrize("version", ["8.8", "9.0"])
@@ -51,14 +49,6 @@ def test_ptx_up_to_the_cuda_13_0_limit_passes(version: str) -> None:
 def test_newer_ptx_is_refused_with_the_pins_to_install(version: str) -> None:
     with pytest.raises(toolchain.ToolchainError, match=rf"k: NVVM emitted PTX {version}.*nvidia-nvvm==13\.0\.88"):
         toolchain.check_ptx_version(PTX.format(version=version), "k")
-
-
-def test_entry_name_wants_exactly_one_entry() -> None:
-    with pytest.raises(toolchain.ToolchainError, match="found 0"):
-        toolchain.entry_name(".version 9.0\n")
-    twice = PTX.format(version="9.0") + ".visible .entry other(\n)\n"
-    with pytest.raises(toolchain.ToolchainError, match="found 2"):
-        toolchain.entry_name(twice)
 
 
 def test_cache_round_trip(tmp_path: Path) -> None:

@@ -1,0 +1,103 @@
+"""The cccl contract kernels: one numba-cuda kernel per CUB specialization calling cuda.coop's primitive.
+
+They implement the Load/Store ABI of :mod:`coopcheck.load_store` for what cuda.coop 1.1.1 binds, the full
+tile without oob_default (``Load(ptr, items)``, ``Store(ptr, items)``): block ``b`` loads from or stores to
+``b*region + offset[b]``, Load's payload starts from its ``init`` slots and goes to its ``dst`` rows. A
+batch asking for fewer valid items or an oob_default is refused (the adapter declines such cases before).
+The primitive's TempStorage is dynamic shared memory from byte 0; each kernel is named
+``coopcheck.kernel_symbol(spec)``, which numba mangles into the entry name that sanitizer records show.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numba
+import numpy as np
+from coopcheck import KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from numba import cuda
+from numba.cuda import types
+from numba.cuda.np import numpy_support
+
+#: Dynamic shared memory a launch gets without opting the kernel in (CUDA's default per-block limit).
+DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
+#: The alignment of the TempStorage view of dynamic shared memory (any TempStorage of these types needs less).
+TEMP_STORAGE_ALIGNMENT = 16
+
+
+class Kernel(NamedTuple):
+    """A contract kernel (numba dispatcher) and the one signature it is compiled for."""
+
+    dispatcher: Any
+    signature: tuple[Any, ...]
+
+
+def build(spec: KernelSpec, primitive: Any) -> Kernel:
+    """The contract kernel of ``spec`` around ``primitive`` (a ``make_load`` / ``make_store`` result, whose
+    ``files`` it links), not compiled yet.
+
+    Load and Store call their primitive alike, ``primitive(temp_storage, tiles[base:], items)``, so one body
+    serves both: ``tiles`` is Load's ``src`` or Store's ``dst``, ``payload`` the items each thread starts
+    with (Load's ``init``, Store's ``items``), and only Load writes its payload back, to ``out``. CUB fixes
+    the block shape, so the rank is spelled with it.
+    """
+    item = numpy_support.from_dtype(np.dtype(spec.dtype))
+    ipt, tile, is_load = spec.items_per_thread, spec.tile, spec.operation == "block.load"
+    bx, by = (*spec.block, 1)[:2]
+
+    def kernel(tiles, payload, out, offset, region):
+        b = np.int64(cuda.blockIdx.x)
+        slot = b * tile + (cuda.threadIdx.x + bx * (cuda.threadIdx.y + by * cuda.threadIdx.z)) * ipt
+        items = cuda.local.array(ipt, item)
+        for i in range(ipt):
+            items[i] = payload[slot + i]
+        # alignment: TEMP_STORAGE_ALIGNMENT, written as the literal numba requires
+        primitive(cuda.shared.array(0, numba.uint8, alignment=16), tiles[b * region + offset[b]:], items)
+        if is_load:  # a constant: the Store kernel has no such branch
+            for i in range(ipt):
+                out[slot + i] = items[i]
+
+    kernel.__name__ = kernel.__qualname__ = kernel_symbol(spec)  # numba mangles the qualified name
+    vector = types.Array(item, 1, "C")
+    signature = (vector, vector, vector, types.Array(types.int64, 1, "C"), types.int64)
+    return Kernel(cuda.jit(kernel, link=list(primitive.files)), signature)
+
+
+def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch) -> None:
+    """Refuse a batch these kernels cannot honour: a block with fewer valid items than the tile, or (Load)
+    with an oob_default. Running it would charge the adapter's own slip to cuda.coop as a Fail."""
+    partial = np.flatnonzero(np.asarray(batch.valid) != spec.tile)
+    if partial.size:
+        raise ValueError(f"block {partial[0]} asks for {batch.valid[partial[0]]} valid items: the cccl kernels "
+                         f"take full tiles ({spec.tile}) only")
+    if isinstance(batch, LoadBatch) and np.any(batch.has_oob):
+        raise ValueError("a block asks for an oob_default: the cccl kernels take none")
+
+
+def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch, shared: int) -> Any:
+    """One batched launch (grid ``n_blocks``, block ``spec.block``) with ``shared`` bytes of dynamic shared
+    memory; returns the host copy of ``dst``. Every device array is allocated at its exact size, so
+    memcheck sees any access past one."""
+    full_tiles_only(spec, batch)
+    if shared > DEFAULT_DYNAMIC_SHARED_LIMIT:
+        _opt_in(kernel, shared)
+    dtype = np.dtype(spec.dtype)
+    run = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
+    offset, region = cuda.to_device(np.ascontiguousarray(batch.offset, np.int64)), np.int64(batch.region)
+    if isinstance(batch, LoadBatch):
+        dst = cuda.device_array(batch.n_blocks * spec.tile, dtype)
+        run(cuda.to_device(np.ascontiguousarray(batch.src, dtype)),
+            cuda.to_device(np.ascontiguousarray(batch.init, dtype)), dst, offset, region)
+    else:
+        dst, items = (cuda.to_device(np.ascontiguousarray(a, dtype)) for a in (batch.dst, batch.items))
+        run(dst, items, items, offset, region)  # Store writes no payload back: ``out`` is never touched
+    return dst.copy_to_host()
+
+
+def _opt_in(kernel: Kernel, nbytes: int) -> None:
+    """Let the loaded kernel take ``nbytes`` of dynamic shared memory (numba has no setter for it)."""
+    from numba.cuda.cudadrv.driver import binding, driver
+
+    function = kernel.dispatcher.compile(kernel.signature)._codelibrary.get_cufunc()
+    driver.cuKernelSetAttribute(binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                nbytes, function.handle, function.device.id)
