@@ -122,13 +122,14 @@ def _rerun(lane: str, session: dict[str, Any], python: str, ids: Path, journal: 
 
 @dataclass(frozen=True)
 class Rebuild:
-    """How the nightly built its lanes' environments, for the bisect lines to build theirs alike: the venv with the
-    machine's packages or not, the arguments of ``wheels.install``, and per combination the distributions it
-    pinned without their requirements."""
+    """How the nightly built and ran its lanes, for the bisect lines to do alike: the venv with the machine's
+    packages or not, the arguments of ``wheels.install``, and per combination the distributions it pinned without
+    their requirements and the environment variables its values set."""
 
     system_site: bool = False
     wheel_args: tuple[str, ...] = ()
     no_deps: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    env: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def _wheels_note(entry: dict[str, Any]) -> str:
@@ -138,10 +139,12 @@ def _wheels_note(entry: dict[str, Any]) -> str:
     return f"; wheels {wheels.get('source') or 'of unknown source'} ({Path(wheels['dist']).name})"
 
 
-def _steps(entry: dict[str, Any], lane: str, env: str, ids: Path, rebuild: Rebuild, alone: frozenset[str]) -> str:
-    """One shell line: a new environment as the nightly built the entry's, with its wheels and pins (those of
-    ``alone`` without their requirements), then the re-run of ``ids`` in it."""
+def _steps(entry: dict[str, Any], lane: str, env: str, ids: Path, rebuild: Rebuild, combination: str) -> str:
+    """One shell line: a new environment as the nightly built the entry's, with its wheels and pins (those pinned
+    without their requirements likewise), then the re-run of ``ids`` in it, under the combination's variables."""
     python, toolchain = f"{env}/bin/python", entry["toolchain"]
+    alone = rebuild.no_deps.get(combination, frozenset())
+    variables = [f"{k}={v}" for k, v in rebuild.env.get(combination, {}).items()]
     pip = ["python", "-m", "pip", "--python", python, "install"]
     with_deps = [f"{name}=={version}" for name, version in toolchain.items() if name not in alone]
     without = [f"{name}=={version}" for name, version in toolchain.items() if name in alone]
@@ -149,7 +152,8 @@ def _steps(entry: dict[str, Any], lane: str, env: str, ids: Path, rebuild: Rebui
     steps = [["python", "-m", "venv", *(["--system-site-packages"] if rebuild.system_site else []), env],
              ["python", "-m", "wheels.install", "--dist", dist, "--python", python, *rebuild.wheel_args],
              *([[*pip, *with_deps]] if with_deps else []), *([[*pip, "--no-deps", *without]] if without else []),
-             _rerun(lane, entry["sessions"][lane], python, ids, f"{env}/{lane}.jsonl")]
+             [*(["env", *variables] if variables else []),
+              *_rerun(lane, entry["sessions"][lane], python, ids, f"{env}/{lane}.jsonl")]]
     return " && ".join(shlex.join(step) for step in steps)
 
 
@@ -174,5 +178,5 @@ def bisect(nights: Sequence[dict[str, Any]], folder: Path, rebuild: Rebuild | No
             entry = by_night[when]["lanes"][combination]
             pins = ", ".join(f"{name}=={version}" for name, version in entry["toolchain"].items())
             lines.append(f"# the toolchain of {when} ({which}): {pins or 'as installed'}{_wheels_note(entry)}")
-            lines.append(_steps(entry, lane, env, ids_file, rebuild, rebuild.no_deps.get(combination, frozenset())))
+            lines.append(_steps(entry, lane, env, ids_file, rebuild, combination))
     return lines

@@ -259,7 +259,7 @@ def run_nightly(matrix: Matrix, out: Path, probes: Probes | None = None, runner:
     probes = probes or Probes()
     runner = runner or CommandRunner(matrix.timeout_s, matrix.path.parent, out / "envs", lane_timeout, night.dist)
     kept, dropped = matrix.expand()
-    rebuild = replace(rebuild or history.Rebuild(), no_deps={
+    rebuild = replace(rebuild or history.Rebuild(), env={c.id: c.env for c in kept}, no_deps={
         c.id: frozenset(Requirement(r).name for r in c.no_deps) for c in kept})
     wheels = _wheels(night.dist)
     (out / "logs").mkdir(parents=True, exist_ok=True)

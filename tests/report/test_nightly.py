@@ -305,7 +305,7 @@ def test_each_lane_is_compared_with_the_baseline(tmp_path: Path) -> None:
 def test_two_nights_show_the_planted_transition_with_its_night_and_lane(
         tmp_path: Path, small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Night 2 enables a model mutant in one lane: only its cases change, on night 2, in that lane; the bisect
-    lines re-run exactly them on the toolchain of each night."""
+    lines re-run exactly them on the toolchain of each night, with the environment the combination sets."""
     def runner(combo: Combination, lane_out: Path, log: Path) -> int:
         if combo.values["numpy"] == "2.x" and night == "night-2":
             monkeypatch.setenv(FAULT_ENV, f"corrupt:{BROKEN}")
@@ -335,9 +335,9 @@ def test_two_nights_show_the_planted_transition_with_its_night_and_lane(
     assert script[1:] == [
         "# the toolchain of night-1 (last good): numpy==2.4.5",
         f"python -m venv bisect-good && python -m wheels.install --dist wheels/dist --python bisect-good/bin/python"
-        f" && python -m pip --python bisect-good/bin/python install numpy==2.4.5 && bisect-good/bin/python -P -m"
-        f" harness run --lane simulator --profile smoke --seed 20261129 --max-blocks 4096 --arch sm_90 --ids-file"
-        f" {ids_file} --journal bisect-good/simulator.jsonl",
+        f" && python -m pip --python bisect-good/bin/python install numpy==2.4.5 && env 'COOP_NUMPY_SPEC=numpy>=2'"
+        f" bisect-good/bin/python -P -m harness run --lane simulator --profile smoke --seed 20261129 --max-blocks"
+        f" 4096 --arch sm_90 --ids-file {ids_file} --journal bisect-good/simulator.jsonl",
         "# the toolchain of night-2 (first bad): numpy==2.4.6",
         script[4]]
     assert "bisect-bad/bin/python install numpy==2.4.6" in script[4]
