@@ -386,6 +386,11 @@ def test_a_night_split_over_several_runs_is_one_night_with_one_rollup(tmp_path: 
     assert rollup.results[1].reason == "not selected by --only numpy=2.x,lane=gpu"
     assert not rollup.failed
     assert json.loads((tmp_path / "out-2" / "nightly.json").read_text())["totals"]["passed"] == 3
+    # a run selecting no lane runs nothing, appends nothing, and rolls up the night so far
+    again = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out-3", probes(), runner=passing, only="none",
+                        night=Night(history=history_file, name="n1"))
+    ran = [r for r in rollup.results if r.outcome != "not run"]
+    assert [r for r in again.results if r.outcome != "not run"] == ran and len(read_history(history_file)) == 3
 
 
 def test_a_lane_run_again_the_same_night_replaces_its_earlier_run(tmp_path: Path) -> None:
