@@ -305,7 +305,7 @@ def _roll_up(matrix: Matrix, out: Path, name: str, kept: list[Combination],
     """The night so far, written as nightly.json, nightly.md and bisect.sh: each combination's result from this
     run, else from an earlier run of the same night (the history's), else not selected by ``only``."""
     nights = history.nights(history.read_history(night.history)) if night.history is not None else []
-    tonight = nights[-1]["lanes"] if nights and nights[-1]["night"] == name else {}
+    tonight: dict[str, Any] = next((n["lanes"] for n in nights if n["night"] == name), {})
     rows = []
     for combo in kept:
         mine = results.get(combo.id)

@@ -509,3 +509,13 @@ def test_a_lanes_journals_record_the_manifest_of_the_nights_wheels(tmp_path: Pat
                 night=Night(dist=tmp_path / "dist-night-2"))
     assert (out / "logs" / "numpy-2.x_lane-host.log").read_text().splitlines()[1] == str(
         tmp_path / "dist-night-2" / "manifest.json")
+
+
+def test_an_earlier_night_run_again_after_a_later_one_rolls_up_whole(tmp_path: Path) -> None:
+    """A lane of night 1 re-run after night 2 began (a call that failed, tried again): night 1's roll-up still
+    holds every lane of night 1."""
+    history_file, mat = tmp_path / "history.jsonl", load_matrix(matrix(tmp_path))
+    for name, only in (("n1", "numpy=1.26,lane=host"), ("n2", "numpy=1.26,lane=host"), ("n1", "numpy=2.x,lane=host")):
+        rollup = run_nightly(mat, tmp_path / name, probes(), runner=passing, only=only,
+                             night=Night(history=history_file, name=name))
+    assert [r.id for r in rollup.results if r.outcome == "passed"] == ["numpy=1.26,lane=host", "numpy=2.x,lane=host"]
