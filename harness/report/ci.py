@@ -43,8 +43,10 @@ def _nightly_script(lane: str) -> list[str]:
 def documents(matrix: Matrix, tox_ini: Path) -> dict[str, dict[str, Any]]:
     """Each CI file's document, by the keys of ``FILES``."""
     envs = ci_envs(tox_ini)
-    lanes = [combo.id for combo in matrix.expand()[0]]
-    minutes = int(matrix.timeout_s // 60) + 30  # the lane's own limit, plus building the wheels
+    combos = matrix.expand()[0]
+    lanes = [combo.id for combo in combos]
+    # the longest lane's own limit, plus building the wheels and its environment
+    minutes = int(max((combo.timeout_s or matrix.timeout_s for combo in combos), default=matrix.timeout_s) // 60) + 30
     checkout = {"uses": "actions/checkout@v4"}
     pr = {"name": "pull request", "on": {"pull_request": {}, "push": {"branches": ["main"]}},
           "jobs": {"tox": {"runs-on": "ubuntu-latest", "container": IMAGE,

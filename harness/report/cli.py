@@ -22,7 +22,7 @@ from harness.contracts import NOT_CONTRACTS, contract_paths, contracts_dir
 from harness.errors import HarnessError
 from harness.expectations import Ledger, load_expectations
 from harness.fingerprint import MANIFEST_ENV
-from harness.options import OneLineParser, count, positive_int
+from harness.options import OneLineParser, count, positive_int, seconds
 from harness.report.errors import ReportError
 
 OUT = Path("reports/out")
@@ -143,9 +143,9 @@ def cmd_nightly(args: argparse.Namespace) -> int:
                               os.environ.get("VIRTUALENV_SYSTEM_SITE_PACKAGES", "") not in ("", "0", "false"),
                               interpreter_of)
     night = nightly.Night(_expectations(args), read_baseline(args.baseline) if args.baseline else None,
-                          args.history or args.out / "history.jsonl", args.night or "")
+                          args.history or args.out / "history.jsonl", args.night or "", args.dist)
     rollup = nightly.run_nightly(matrix, args.out, only=args.only, dry_run=args.dry_run, night=night,
-                                 installer=installer)
+                                 installer=installer, lane_timeout=args.lane_timeout, rebuild=installer.rebuild)
     print(f"{rollup.verdict}: " + ", ".join(f"{n} {k}" for k, n in rollup.totals().items()))
     for result in rollup.results:
         if result.outcome in ("failed", "toolchain unavailable"):
@@ -231,8 +231,11 @@ def register(sub: Any) -> None:
                    help="the fresh wheels every lane's environment installs (%(default)s)")
     p.add_argument("--baseline", type=Path, help="committed baseline each lane is compared with")
     p.add_argument("--history", type=Path, help="history file the night is appended to (default: OUT/history.jsonl)")
-    p.add_argument("--night", help="the night's name in the history, e.g. a CI run id shared by its lane jobs "
-                                   "(default: the time, UTC)")
+    p.add_argument("--night", help="the night's name in the history, e.g. a CI run id shared by its lane jobs: runs "
+                                   "of one name are one night, rolled up together (default: the time, UTC)")
+    p.add_argument("--lane-timeout", type=seconds, metavar="SECONDS",
+                   help="stop any lane past this many seconds, even one whose own limit is longer (e.g. what one "
+                        "call to a GPU machine allows, less the environment's build)")
     _expectations_options(p)
     p.set_defaults(func=cmd_nightly)
 

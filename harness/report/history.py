@@ -1,18 +1,20 @@
-"""The nightly history: one JSON line per night, appended crash-safe; which case changed status, when and where.
+"""The nightly history: JSON lines appended crash-safe; which case changed status, when and where.
 
-A night's line holds, per combination that ran, its outcome, its toolchain, the session of each of its
-harness lanes and their final verdicts packed as a baseline packs them. A transition is a case whose
-status in one combination's harness lane differs from the last night that combination ran before: the
-night it changed is the first bad (or first good) night. A torn last line (a nightly killed while
-appending) is dropped, on reading and before the next append.
+A line holds, per combination run, its outcome, its toolchain, its result (as the roll-up shows it), the wheels
+it installed, the session of each of its harness lanes and their final verdicts packed as a baseline packs them.
+The nightly appends one line per combination as it finishes, so a night may span many lines and runs (each GPU
+call takes a few lanes): :func:`nights` merges the lines of one night's name, a combination run again that
+night keeping its later run. A transition is a case whose status in one combination's harness lane differs
+from the last night that combination left verdicts: the night it changed is the first bad (or first good)
+night. A torn last line (a nightly killed while appending) is dropped, on reading and before the next append.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +27,13 @@ KIND = "coop-nightly-night"
 
 
 def append_night(path: Path, night: dict[str, Any]) -> None:
-    """Append one night as one line, written in one call and forced to disk, under the history's lock."""
+    """Append one line of a night, written in one call and forced to disk, under the history's lock."""
     append_line(path, json.dumps({"schema": SCHEMA, "kind": KIND, **night}, separators=(",", ":")))
 
 
 def read_history(path: Path) -> list[dict[str, Any]]:
-    """Every night, oldest first; a bad line other than a torn last one names its place."""
+    """Every line, oldest first (:func:`nights` merges them by night); a bad line other than a torn last one names
+    its place."""
     if not path.exists():
         return []
     lines = path.read_bytes().split(b"\n")
@@ -48,6 +51,16 @@ def read_history(path: Path) -> list[dict[str, Any]]:
             raise ReportError(f"{path}:{number}: not a schema-{SCHEMA} {KIND} line")
         nights.append(night)
     return nights
+
+
+def nights(lines: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The lines merged by night name, in the order the nights began; within a night, a combination's later line
+    replaces its earlier one (the lane was run again)."""
+    merged: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        night = merged.setdefault(line["night"], {**line, "lanes": {}})
+        night["lanes"].update(line["lanes"])
+    return list(merged.values())
 
 
 @dataclass(frozen=True)
@@ -70,14 +83,17 @@ def _verdicts(night: dict[str, Any], combination: str) -> Verdicts:
 
 
 def transitions(nights: Sequence[dict[str, Any]]) -> list[Transition]:
-    """Every status change between consecutive nights of each combination, in night order."""
+    """Every status change between consecutive nights of each combination that left verdicts, in night order (a
+    night whose lane left none, its toolchain unavailable or timed out before a journal, is skipped, not compared)."""
     found: list[Transition] = []
-    last: dict[str, dict[str, Any]] = {}  # combination -> the last night it ran
+    last: dict[str, dict[str, Any]] = {}  # combination -> the last night it left verdicts
     for night in nights:
         for combination, entry in night["lanes"].items():
+            if not entry["verdicts"]:
+                continue
             before = last.get(combination)
             last[combination] = night
-            if before is None or not entry["verdicts"]:
+            if before is None:
                 continue
             was_all, now_all = _verdicts(before, combination), _verdicts(night, combination)
             for lane in sorted(now_all.keys() & was_all.keys()):
@@ -104,9 +120,48 @@ def _rerun(lane: str, session: dict[str, Any], python: str, ids: Path, journal: 
             "--target-processes", "all", *run[:-4], "--no-isolate", *run[-4:]]
 
 
-def bisect(nights: Sequence[dict[str, Any]], folder: Path) -> list[str]:
+@dataclass(frozen=True)
+class Rebuild:
+    """How the nightly built and ran its lanes, for the bisect lines to do alike: the venv with the machine's
+    packages or not, the arguments of ``wheels.install``, and per combination the distributions it pinned without
+    their requirements and the environment variables its values set."""
+
+    system_site: bool = False
+    wheel_args: tuple[str, ...] = ()
+    no_deps: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    env: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+
+def _wheels_note(entry: dict[str, Any]) -> str:
+    wheels = entry.get("wheels") or {}
+    if not wheels.get("dist"):
+        return ""
+    return f"; wheels {wheels.get('source') or 'of unknown source'} ({Path(wheels['dist']).name})"
+
+
+def _steps(entry: dict[str, Any], lane: str, env: str, ids: Path, rebuild: Rebuild, combination: str) -> str:
+    """One shell line: a new environment as the nightly built the entry's, with its wheels and pins (those pinned
+    without their requirements likewise), then the re-run of ``ids`` in it, under the combination's variables."""
+    python, toolchain = f"{env}/bin/python", entry["toolchain"]
+    alone = rebuild.no_deps.get(combination, frozenset())
+    variables = [f"{k}={v}" for k, v in rebuild.env.get(combination, {}).items()]
+    pip = ["python", "-m", "pip", "--python", python, "install"]
+    with_deps = [f"{name}=={version}" for name, version in toolchain.items() if name not in alone]
+    without = [f"{name}=={version}" for name, version in toolchain.items() if name in alone]
+    dist = (entry.get("wheels") or {}).get("dist", "wheels/dist")
+    steps = [["python", "-m", "venv", *(["--system-site-packages"] if rebuild.system_site else []), env],
+             ["python", "-m", "wheels.install", "--dist", dist, "--python", python, *rebuild.wheel_args],
+             *([[*pip, *with_deps]] if with_deps else []), *([[*pip, "--no-deps", *without]] if without else []),
+             [*(["env", *variables] if variables else []),
+              *_rerun(lane, entry["sessions"][lane], python, ids, f"{env}/{lane}.jsonl")]]
+    return " && ".join(shlex.join(step) for step in steps)
+
+
+def bisect(nights: Sequence[dict[str, Any]], folder: Path, rebuild: Rebuild | None = None) -> list[str]:
     """Shell lines that re-run exactly the regressed ids of each combination's harness lane of the last night,
-    once on the toolchain of its last good night and once on the first bad one's; the id files go in ``folder``."""
+    once on the toolchain and wheels of its last good night and once on the first bad one's; the id files go in
+    ``folder``."""
+    rebuild = rebuild or Rebuild()
     regressed: dict[tuple[str, str, str, str], list[str]] = {}
     for change in transitions(nights):
         if change.regression and nights and change.night == nights[-1]["night"]:
@@ -119,14 +174,9 @@ def bisect(nights: Sequence[dict[str, Any]], folder: Path) -> list[str]:
         folder.mkdir(parents=True, exist_ok=True)
         ids_file.write_text("".join(i + "\n" for i in ids), encoding="utf-8")
         lines.append(f"# {combination}, lane {lane}: {len(ids)} case(s) regressed between {since} and {night}")
-        for which, when in (("last good", since), ("first bad", night)):
+        for which, when, env in (("last good", since, "bisect-good"), ("first bad", night, "bisect-bad")):
             entry = by_night[when]["lanes"][combination]
-            env = f"bisect-{'good' if which == 'last good' else 'bad'}"
-            pins = [f"{name}=={version}" for name, version in entry["toolchain"].items()]
-            steps = [["python", "-m", "venv", env],
-                     ["python", "-m", "wheels.install", "--dist", "wheels/dist", "--python", f"{env}/bin/python"],
-                     *([["python", "-m", "pip", "--python", f"{env}/bin/python", "install", *pins]] if pins else []),
-                     _rerun(lane, entry["sessions"][lane], f"{env}/bin/python", ids_file, f"{env}/{lane}.jsonl")]
-            lines.append(f"# the toolchain of {when} ({which}): {', '.join(pins) or 'as installed'}")
-            lines.append(" && ".join(shlex.join(step) for step in steps))
+            pins = ", ".join(f"{name}=={version}" for name, version in entry["toolchain"].items())
+            lines.append(f"# the toolchain of {when} ({which}): {pins or 'as installed'}{_wheels_note(entry)}")
+            lines.append(_steps(entry, lane, env, ids_file, rebuild, combination))
     return lines

@@ -3,9 +3,9 @@
 Every combination of one value per axis is a lane run, named like a case id's parameters
 (``python=3.12,numpy=2.x,...,lane=gpu-racecheck``). A value may bring environment variables, needs
 (what the machine must have), vars (extra command placeholders, e.g. the tox environment of a
-lane), the toolchain its lane's fresh environment must have (``requires``: pip requirements;
-``imports``: modules that must import) and its own command. Errors name the file, the key and what
-was expected.
+lane), the toolchain its lane's fresh environment must have (``requires``: pip requirements, installed
+without their own requirements where ``no_deps``; ``imports``: modules that must import), its own
+command and a time limit. Errors name the file, the key and what was expected.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ SCHEMA = 1
 #: Placeholders every combination fills besides its axes and vars: its id, its own output folder, its fresh
 #: environment's folder and the contracts folder (the matrix file's).
 RESERVED = ("id", "out", "env", "contracts")
-VALUE_KEYS = {"name", "env", "needs", "vars", "requires", "imports", "command"}
+VALUE_KEYS = {"name", "env", "needs", "vars", "requires", "imports", "command", "no_deps", "timeout_s"}
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
 _AXIS = re.compile(r"^[a-z][a-z0-9_]*$")
 _NEED = re.compile(r"^(gpu|python:\d+\.\d+|on-path:[A-Za-z0-9_.+-]+)$")
@@ -39,6 +39,8 @@ class Value:
     requires: tuple[str, ...] = ()
     imports: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
+    no_deps: bool = False  # its requires go in without their own requirements (metadata asking for more than needed)
+    timeout_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class Combination:
     command: tuple[str, ...]
     requires: tuple[str, ...] = ()
     imports: tuple[str, ...] = ()
+    no_deps: tuple[str, ...] = ()  # those of ``requires`` installed without their own requirements
+    timeout_s: float | None = None  # the smallest limit a value sets; None: the matrix's
 
     def placeholders(self, out: str, env: str, contracts: str) -> dict[str, str]:
         return {**self.values, **self.vars, "id": self.id, "out": out, "env": env, "contracts": contracts}
@@ -94,6 +98,8 @@ class Matrix:
                 command=next((v.command for v in values if v.command), self.command),
                 requires=tuple(r for v in values for r in v.requires),
                 imports=tuple(dict.fromkeys(i for v in values for i in v.imports)),
+                no_deps=tuple(r for v in values if v.no_deps for r in v.requires),
+                timeout_s=min((v.timeout_s for v in values if v.timeout_s is not None), default=None),
             )
             reason = next((e.reason for e in self.exclusions if e.matches(combo)), None)
             if reason is None:
@@ -113,10 +119,17 @@ def _strings(path: Path, where: str, value: Any) -> list[str]:
     return value
 
 
+def _seconds(path: Path, where: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise _fail(path, where, "expected a positive number of seconds per lane run")
+    return float(value)
+
+
 def _value(path: Path, where: str, raw: Any) -> Value:
     if not isinstance(raw, dict) or set(raw) - VALUE_KEYS or "name" not in raw:
         raise _fail(path, where, "expected { name = ..., env = { ... }, needs = [...], vars = { ... }, "
-                                 "requires = [...], imports = [...], command = [...] } (all but name optional)")
+                                 "requires = [...], no_deps = true|false, imports = [...], command = [...], "
+                                 "timeout_s = N } (all but name optional)")
     if not isinstance(raw["name"], str) or not _NAME.match(raw["name"]):
         raise _fail(path, f"{where}.name", f"{raw['name']!r} may hold only letters, digits and _ . + -")
     env, variables = raw.get("env", {}), raw.get("vars", {})
@@ -129,7 +142,11 @@ def _value(path: Path, where: str, raw: Any) -> Value:
             raise _fail(path, f"{where}.needs[{i}]", f"{need!r} is not gpu, python:X.Y or on-path:NAME")
     requires, imports, command = (tuple(_strings(path, f"{where}.{key}", raw.get(key, [])))
                                   for key in ("requires", "imports", "command"))
-    return Value(raw["name"], dict(env), tuple(needs), dict(variables), requires, imports, command)
+    no_deps = raw.get("no_deps", False)
+    if not isinstance(no_deps, bool):
+        raise _fail(path, f"{where}.no_deps", "expected true or false")
+    timeout = _seconds(path, f"{where}.timeout_s", raw["timeout_s"]) if "timeout_s" in raw else None
+    return Value(raw["name"], dict(env), tuple(needs), dict(variables), requires, imports, command, no_deps, timeout)
 
 
 def _axes(path: Path, raw: Any) -> dict[str, tuple[Value, ...]]:
@@ -199,8 +216,6 @@ def load_matrix(path: Path) -> Matrix:
     var_names = {k for values in axes.values() for k in values[0].vars}
     for where, template in [("command", command)] * (not own) + own:
         check_template(template, set(axes) | var_names | set(RESERVED), f"{path}: {where}")
-    timeout = data.get("timeout_s")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise _fail(path, "timeout_s", "expected a positive number of seconds per lane run")
+    timeout = _seconds(path, "timeout_s", data.get("timeout_s"))
     exclusions = tuple(_exclusion(path, i, e, axes) for i, e in enumerate(data.get("exclude", [])))
-    return Matrix(path, str(data.get("description", "")).strip(), tuple(command), float(timeout), axes, exclusions)
+    return Matrix(path, str(data.get("description", "")).strip(), tuple(command), timeout, axes, exclusions)

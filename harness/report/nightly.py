@@ -4,8 +4,10 @@ Probes are cheap and never crash (a GPU is what ``nvidia-smi -L`` lists; no CUDA
 here). Each lane first gets a fresh environment with its toolchain (:mod:`harness.report.toolchain`;
 one that cannot be installed or imported is the lane's status, "toolchain unavailable"), then its
 command runs there. Installer and runner are pluggable; a combination this machine cannot run is
-recorded as not run, with why. The roll-up compares each lane with the committed baseline, appends
-the night to the history and shows every case whose status changed since the combination's last night.
+recorded as not run, with why. Each lane, once finished, is compared with the committed baseline and appended
+to the history, and the roll-up is written again: it covers every lane run under the night's name, in this run
+or an earlier one (a night split over several calls, each ``--only`` a few lanes), and shows every case whose
+status changed since the combination's last night.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import json
+import math
 import os
 import shutil
 import signal
@@ -24,9 +27,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from packaging.requirements import Requirement
+
 from harness.errors import HarnessError
 from harness.expectations import Ledger, load_expectations
-from harness.fingerprint import gpu_present
+from harness.fingerprint import MANIFEST_ENV, gpu_present
 from harness.lanes import LANE_OUT_ENV
 from harness.report import history
 from harness.report.baseline import Verdicts, baseline_of
@@ -47,6 +52,12 @@ OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "toolchain unavailable", "n
 #: Runs one combination: (combination, its fresh output folder for journals, its log file) -> exit
 #: status, None when it timed out.
 LaneRunner = Callable[[Combination, Path, Path], int | None]
+
+
+def lane_limit(combo: Combination, default: float, cap: float | None = None) -> float:
+    """Seconds a combination's command may run: its values' own limit, else the matrix's, and never past ``cap``
+    (the run's, e.g. what one call to a GPU machine allows)."""
+    return min(combo.timeout_s or default, cap or math.inf)
 
 
 @dataclass
@@ -75,16 +86,21 @@ class Probes:
 @dataclass(frozen=True)
 class CommandRunner:
     """Runs a combination's command in a new process group (killed whole on timeout), inside its fresh
-    environment under ``envs`` when there is one (first on PATH)."""
+    environment under ``envs`` when there is one (first on PATH); its journals record the manifest of the
+    ``dist`` its wheels came from."""
 
-    timeout_s: float
+    timeout_s: float  # the limit of a combination whose values set none
     contracts: Path
     envs: Path
+    cap: float | None = None
+    dist: Path | None = None
 
     def __call__(self, combo: Combination, lane_out: Path, log: Path) -> int | None:
         venv = self.envs / combo.slug
         argv = fill(combo.command, combo.placeholders(str(lane_out), str(venv), str(self.contracts)))
         env = {**os.environ, **combo.env, LANE_OUT_ENV: str(lane_out)}
+        if self.dist is not None:
+            env[MANIFEST_ENV] = str(self.dist / "manifest.json")
         if env_python(venv).exists():
             env |= {"VIRTUAL_ENV": str(venv), "PATH": os.pathsep.join((str(env_python(venv).parent), env["PATH"]))}
         with log.open("w", encoding="utf-8") as out:
@@ -95,7 +111,7 @@ class CommandRunner:
             except OSError as exc:
                 raise ReportError(f"nightly: cannot start {argv[0]!r}: {exc.strerror}") from None
             try:
-                return proc.wait(timeout=self.timeout_s)
+                return proc.wait(timeout=lane_limit(combo, self.timeout_s, self.cap))
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
@@ -115,6 +131,12 @@ class LaneResult:
     toolchain: dict[str, str] = field(default_factory=dict)  # distribution -> version installed (or pinned)
     regressions: int | None = None  # against the baseline (None: none given, or no verdicts)
     flakes: int | None = None
+    wheels: str = ""  # the source of the wheels it installed (commit, "+ changes" when built from a changed tree)
+
+    @classmethod
+    def of_entry(cls, combination: str, entry: dict[str, Any]) -> LaneResult:
+        """The result a history entry keeps (a lane run earlier the same night)."""
+        return cls(combination, entry["outcome"], toolchain=entry["toolchain"], **entry.get("result", {}))
 
 
 def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, log: Path, out: Path,
@@ -138,7 +160,7 @@ def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, l
         regressions = len(diff.new_failures) + len(diff.missing) + len(diff.flakes)
         flakes = len(diff.flakes) + len(diff.known_flakes)
     if rc is None:
-        reason = f"timed out after {timeout_s:.0f} s"
+        reason = f"timed out after {timeout_s:g} s"
     elif rc != 0:
         reason = f"exit status {rc}"
     elif problem:
@@ -193,45 +215,62 @@ class Rollup:
 @dataclass(frozen=True)
 class Night:
     """What a night compares and keeps: the expectations in force, the committed baseline, the history file (its
-    lines: :mod:`harness.report.history`) and the night's name (default: now, UTC)."""
+    lines: :mod:`harness.report.history`), the night's name (default: now, UTC; give the same name to every run
+    of one night) and the dist folder of the wheels its lanes install (recorded with its source commit)."""
 
     expectations: Path | None = None
     baseline: Verdicts | None = None
     history: Path | None = None
     name: str = ""
+    dist: Path | None = None
 
 
-def _entry(result: LaneResult, lanes: list[Lane]) -> dict[str, Any]:
-    """A combination's part of the night's history line."""
+def _wheels(dist: Path | None) -> dict[str, str]:
+    """The dist folder and the source its manifest records ("" when it records none or cannot be read)."""
+    if dist is None:
+        return {}
+    try:
+        manifest = json.loads((dist / "manifest.json").read_text(encoding="utf-8"))
+        commit, dirty = str(manifest.get("source_commit") or ""), bool(manifest.get("dirty"))
+    except (OSError, ValueError, AttributeError):
+        commit, dirty = "", False
+    return {"dist": str(dist), "source": f"{commit[:12]}{' + changes' if dirty and commit else ''}"}
+
+
+def _entry(result: LaneResult, lanes: list[Lane], wheels: dict[str, str]) -> dict[str, Any]:
+    """A combination's history entry: its result as the roll-up shows it, the wheels, its sessions and verdicts."""
     sessions = {lane.name: {"profile": lane.session.profile, "seed": lane.session.seed,
                             "max_blocks": lane.session.max_blocks, "arch": lane.session.arch} for lane in lanes}
-    return {"outcome": result.outcome, "toolchain": result.toolchain, "sessions": sessions,
-            "verdicts": baseline_of(lanes)["lanes"]}
+    kept = {k: v for k, v in asdict(result).items() if k not in ("id", "outcome", "toolchain")}
+    return {"outcome": result.outcome, "toolchain": result.toolchain, "result": kept, "wheels": wheels,
+            "sessions": sessions, "verdicts": baseline_of(lanes)["lanes"]}
 
 
 def run_nightly(matrix: Matrix, out: Path, probes: Probes | None = None, runner: LaneRunner | None = None,
                 only: str | None = None, dry_run: bool = False, night: Night | None = None,
-                installer: Installer | None = None) -> Rollup:
+                installer: Installer | None = None, lane_timeout: float | None = None,
+                rebuild: history.Rebuild | None = None) -> Rollup:
     """Run what this machine can run (``only``: an fnmatch pattern over combination ids), each lane in a fresh
-    environment of its toolchain when an ``installer`` is given, and roll up (see :class:`Night`)."""
+    environment of its toolchain when an ``installer`` is given and for at most ``lane_timeout`` seconds, and roll
+    up the night (see :class:`Night`); ``rebuild`` says how the environments were built, for the bisect lines."""
     night = night or Night()
+    name = night.name or dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     ledger = Ledger(load_expectations(night.expectations) if night.expectations else [])
     probes = probes or Probes()
-    runner = runner or CommandRunner(matrix.timeout_s, matrix.path.parent, out / "envs")
+    runner = runner or CommandRunner(matrix.timeout_s, matrix.path.parent, out / "envs", lane_timeout, night.dist)
     kept, dropped = matrix.expand()
+    rebuild = replace(rebuild or history.Rebuild(), env={c.id: c.env for c in kept}, no_deps={
+        c.id: frozenset(Requirement(r).name for r in c.no_deps) for c in kept})
+    wheels = _wheels(night.dist)
     (out / "logs").mkdir(parents=True, exist_ok=True)
-    results: list[LaneResult] = []
-    entries: dict[str, dict[str, Any]] = {}
+    results: dict[str, LaneResult] = {}
     for combo in kept:
         if only is not None and not fnmatch.fnmatchcase(combo.id, only):
-            results.append(LaneResult(combo.id, "not run", f"not selected by --only {only}"))
             continue
         missing = [why for why in map(probes.lacks, combo.needs) if why]
-        if missing:
-            results.append(LaneResult(combo.id, "not run", "; ".join(missing)))
-            continue
-        if dry_run:
-            results.append(LaneResult(combo.id, "runnable", "dry run: this machine can run it"))
+        if missing or dry_run:
+            results[combo.id] = LaneResult(combo.id, "not run", "; ".join(missing)) if missing else LaneResult(
+                combo.id, "runnable", "dry run: this machine can run it")
             continue
         lane_out, log, env = out / "lanes" / combo.slug, out / "logs" / f"{combo.slug}.log", out / "envs" / combo.slug
         for stale in (lane_out, env):  # what an earlier night left must not speak for this one
@@ -242,24 +281,41 @@ def run_nightly(matrix: Matrix, out: Path, probes: Probes | None = None, runner:
         if installer is not None and (combo.requires or combo.imports):  # else it runs in this environment
             env.parent.mkdir(parents=True, exist_ok=True)
             toolchain = installer(combo, env, out / "logs" / f"{combo.slug}.install.log")
+        lanes: list[Lane] = []
         if isinstance(toolchain, str):
-            results.append(LaneResult(combo.id, "toolchain unavailable", toolchain,
-                                      log=f"logs/{combo.slug}.install.log",
-                                      seconds=round(time.monotonic() - started, 1)))
-            continue
-        rc = runner(combo, lane_out, log)
-        result, lanes = _judge(combo, rc, time.monotonic() - started, lane_out, log, out, matrix.timeout_s, ledger,
-                               night.baseline)
-        results.append(replace(result, toolchain=toolchain))
-        entries[combo.id] = _entry(results[-1], lanes)
-    name = night.name or dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    changes: list[history.Transition] = []
-    lines: list[str] = []
-    if night.history is not None and not dry_run:
-        history.append_night(night.history, {"night": name, "matrix": Source.of(matrix.path).name, "lanes": entries})
-        nights = history.read_history(night.history)
-        changes, lines = history.transitions(nights), history.bisect(nights, out / "bisect")
-    rollup = Rollup(Source.of(matrix.path).name, name, results, [(combo.id, why) for combo, why in dropped], dry_run,
+            result = LaneResult(combo.id, "toolchain unavailable", toolchain, log=f"logs/{combo.slug}.install.log",
+                                seconds=round(time.monotonic() - started, 1))
+        else:
+            rc = runner(combo, lane_out, log)
+            result, lanes = _judge(combo, rc, time.monotonic() - started, lane_out, log, out,
+                                   lane_limit(combo, matrix.timeout_s, lane_timeout), ledger, night.baseline)
+            result = replace(result, toolchain=toolchain)
+        results[combo.id] = result = replace(result, wheels=wheels.get("source", ""))
+        if night.history is not None:  # at once: a run stopped later keeps this lane
+            history.append_night(night.history, {"night": name, "matrix": Source.of(matrix.path).name,
+                                                 "lanes": {combo.id: _entry(result, lanes, wheels)}})
+        _roll_up(matrix, out, name, kept, dropped, results, only, night, rebuild)
+    return _roll_up(matrix, out, name, kept, dropped, results, only, night if not dry_run else replace(
+        night, history=None), rebuild, dry_run)
+
+
+def _roll_up(matrix: Matrix, out: Path, name: str, kept: list[Combination],
+             dropped: list[tuple[Combination, str]], results: dict[str, LaneResult], only: str | None, night: Night,
+             rebuild: history.Rebuild, dry_run: bool = False) -> Rollup:
+    """The night so far, written as nightly.json, nightly.md and bisect.sh: each combination's result from this
+    run, else from an earlier run of the same night (the history's), else not selected by ``only``."""
+    nights = history.nights(history.read_history(night.history)) if night.history is not None else []
+    tonight: dict[str, Any] = next((n["lanes"] for n in nights if n["night"] == name), {})
+    rows = []
+    for combo in kept:
+        mine = results.get(combo.id)
+        if mine is None or (mine.outcome in ("not run", "runnable") and combo.id in tonight):
+            mine = LaneResult.of_entry(combo.id, tonight[combo.id]) if combo.id in tonight else LaneResult(
+                combo.id, "not run", f"not selected by --only {only}")
+        rows.append(mine)
+    changes = history.transitions(nights) if tonight else []
+    lines = history.bisect(nights, out / "bisect", rebuild) if tonight else []
+    rollup = Rollup(Source.of(matrix.path).name, name, rows, [(combo.id, why) for combo, why in dropped], dry_run,
                     changes, lines)
     (out / "nightly.json").write_text(json.dumps(rollup.to_json(), indent=1) + "\n", encoding="utf-8")
     (out / "nightly.md").write_text(rollup.markdown(), encoding="utf-8")

@@ -1,8 +1,9 @@
 """A nightly lane's fresh environment: a new virtualenv, the fresh wheels, the lane's toolchain pins, an import probe.
 
 The project's wheels go in first (``python -m wheels.install``, their requirements as configured), then the
-combination's pins over them (an older release than the wheels ask for is the point of the lane), then a
-probe imports the toolchain's modules and reads the installed versions back. A step that fails makes the
+combination's pins over them (an older release than the wheels ask for is the point of the lane; those of a
+``no_deps`` value without their own requirements), then a probe imports the toolchain's modules and reads the
+installed versions back. A step that fails makes the
 toolchain unavailable, with why; the nightly records that as the lane's status and goes on.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from harness.report.history import Rebuild
 from harness.report.matrix import Combination
 
 #: Builds the fresh environment of a combination in a folder, logging to a file: the toolchain installed
@@ -72,22 +74,34 @@ class VenvInstaller:
     system_site: bool = False
     interpreter: Callable[[Combination], str] = interpreter_of
 
-    def __call__(self, combo: Combination, env: Path, log: Path) -> dict[str, str] | str:
-        try:
-            dists = [Requirement(r).name for r in combo.requires]
-        except InvalidRequirement as exc:
-            return f"toolchain unavailable: {exc}"
+    @property
+    def rebuild(self) -> Rebuild:
+        """How this installer builds environments, for the bisect lines (the matrix adds the no_deps pins)."""
+        return Rebuild(self.system_site, tuple(self.wheel_args))
+
+    def steps(self, combo: Combination, env: Path) -> list[tuple[str, list[str]]]:
+        """(what, argv) of each step that builds ``combo``'s environment in ``env``."""
         python = str(env_python(env))
-        steps = [
+        pip = [sys.executable, "-m", "pip", "--python", python, "install", "--quiet"]
+        with_deps = [r for r in combo.requires if r not in combo.no_deps]
+        dists = [Requirement(r).name for r in combo.requires]
+        return [
             ("creating the environment", [self.interpreter(combo), "-m", "venv", "--without-pip",
                                           *(["--system-site-packages"] if self.system_site else []), str(env)]),
             ("installing the fresh wheels", [sys.executable, "-m", "wheels.install", "--dist", str(self.dist),
                                              "--python", python, *self.wheel_args]),
-            *([("installing the pins", [sys.executable, "-m", "pip", "--python", python, "install", "--quiet",
-                                        *combo.requires])] if combo.requires else []),
+            *([("installing the pins", [*pip, *with_deps])] if with_deps else []),
+            *([("installing the pins without their requirements", [*pip, "--no-deps", *combo.no_deps])]
+              if combo.no_deps else []),
             ("importing the toolchain", [python, "-P", "-c", PROBE,
                                          json.dumps({"imports": list(combo.imports), "dists": dists})]),
         ]
+
+    def __call__(self, combo: Combination, env: Path, log: Path) -> dict[str, str] | str:
+        try:
+            steps = self.steps(combo, env)
+        except InvalidRequirement as exc:
+            return f"toolchain unavailable: {exc}"
         with log.open("w", encoding="utf-8") as out:
             for what, argv in steps:
                 out.write(f"$ {' '.join(argv)}\n")

@@ -62,19 +62,43 @@ reason = "old numpy: host only... not even"
 
 
 def test_the_shipped_matrix_changes_one_toolchain_package_at_a_time() -> None:
-    """Racecheck on the default toolchain and on each one-package change; full on the default only."""
+    """Racecheck on the default toolchain and on each one-package change; full on the default only, without
+    cccl (its NVRTC compiles of the full profile take hours); cccl in every pr lane."""
     kept, dropped = load_matrix(ROOT / "contracts" / "nightly.toml").expand()
-    default = "python=3.12,numba_cuda=0.30.4,cutlass_dsl=4.8.1,cuda_bindings=13.0.3,numpy=2.4"
+    default = "python=3.12,numba_cuda=0.30.4,cutlass_dsl=4.8.1,cuda_bindings=13.3.1,numpy=2.4"
     changed = [default.replace(*change) for change in (("0.30.4", "0.30.1"), ("4.8.1", "4.8.0"),
-                                                        ("13.0.3", "13.1.1"), ("numpy=2.4", "numpy=2.3"))]
+                                                        ("13.3.1", "13.0.3"), ("numpy=2.4", "numpy=2.3"))]
     by_id = {c.id: c for c in kept}
-    expected = [f"{t},lane=gpu-racecheck" for t in (default, *changed)] + [f"{default},lane=gpu-full"]
+    expected = [f"{t},cccl=1.1.1,lane=gpu-racecheck" for t in (default, *changed)] + [
+        f"{default},cccl=none,lane=gpu-full"]
     assert sorted(by_id) == sorted(expected)
-    assert len(dropped) == 32 - 6
-    racecheck = by_id[f"{changed[0]},lane=gpu-racecheck"]
-    assert racecheck.requires == ("numba-cuda==0.30.1", "nvidia-cutlass-dsl[cu13]==4.8.1", "cuda-bindings==13.0.3",
-                                  "numpy>=2.4,<2.5", "pytest>=8", "pytest-xdist>=3.6")
+    assert len(dropped) == 64 - 6
+    racecheck = by_id[f"{changed[0]},cccl=1.1.1,lane=gpu-racecheck"]
+    assert racecheck.requires == (
+        "numba-cuda==0.30.1", "numba==0.65.1", "cuda-core>=0.5.1,<1",
+        *(f"nvidia-cutlass-dsl{part}==4.8.1" for part in ("", "-libs-base", "-libs-core", "-libs-cu13")),
+        "cuda-bindings==13.3.1", "numpy>=2.4,<2.5", "cuda-cccl==1.1.1", "pytest>=8", "pytest-xdist>=3.6")
+    assert racecheck.no_deps == racecheck.requires[3:7]
+    assert "cuda.coop._experimental" in racecheck.imports
     assert racecheck.command[:6] == ("{env}/bin/python", "-P", "-m", "harness.sanitizer", "lane", "--tool")
+    full = by_id[f"{default},cccl=none,lane=gpu-full"]
+    assert full.env == {"COOP_BLOCK_BACKENDS": "cccl"} and "cuda-cccl==1.1.1" not in full.requires
+    assert all(c.timeout_s is not None and c.timeout_s < 600 for c in kept)  # one lane fits one 10-minute call
+
+
+def test_a_values_timeout_and_no_deps_reach_its_combinations(tmp_path: Path) -> None:
+    """A combination's limit is the smallest its values set (else None: the matrix's); the pins of a value
+    marked no_deps are installed without their requirements."""
+    text = SMALL.replace('{ name = "1.26", env', '{ name = "1.26", no_deps = true, requires = ["numpy==1.26.4"], env')
+    text = text.replace('vars = { tox_env = "gpu-memcheck" },', 'vars = { tox_env = "gpu-memcheck" }, timeout_s = 30,')
+    text = text.replace('needs = ["python:3.12"] }', 'needs = ["python:3.12"], timeout_s = 45.5 }')
+    by_id = {c.id: c for c in load_matrix(write(tmp_path, text)).expand()[0]}
+    assert by_id["python=3.11,numpy=1.26,lane=host"].timeout_s is None
+    assert by_id["python=3.12,numpy=2.x,lane=host"].timeout_s == 45.5
+    assert by_id["python=3.12,numpy=2.x,lane=gpu-memcheck"].timeout_s == 30
+    assert by_id["python=3.11,numpy=1.26,lane=host"].no_deps == ("numpy==1.26.4",)
+    assert by_id["python=3.11,numpy=1.26,lane=host"].requires == ("numpy==1.26.4",)
+    assert by_id["python=3.11,numpy=2.x,lane=host"].no_deps == ()
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -90,6 +114,9 @@ def test_the_shipped_matrix_changes_one_toolchain_package_at_a_time() -> None:
      r"command: unknown placeholder\(s\) \{cuda\}; known: \{contracts\}, \{env\}, \{id\}, \{lane\}"),
     (("timeout_s = 60", "timeout_s = 0"), r"timeout_s: expected a positive number"),
     (("timeout_s = 60", "timeout_s = 60\nretries = 2"), r"\(top level\): unknown keys \['retries'\]"),
+    (('name = "host",', 'name = "host", timeout_s = 0,'), r"axes.lane\[0\].timeout_s: expected a positive number"),
+    (('name = "host",', 'name = "host", timeout_s = true,'), r"axes.lane\[0\].timeout_s: expected a positive"),
+    (('name = "host",', 'name = "host", no_deps = "yes",'), r"axes.lane\[0\].no_deps: expected true or false"),
 ])
 def test_a_malformed_matrix_is_named(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     assert change[0] in SMALL

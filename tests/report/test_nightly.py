@@ -6,15 +6,16 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main as harness_main
 from harness.report.errors import ReportError
-from harness.report.history import append_night, read_history
+from harness.report.history import append_night, nights, read_history
 from harness.report.matrix import Combination, load_matrix
-from harness.report.nightly import CommandRunner, Night, Probes, run_nightly
+from harness.report.nightly import CommandRunner, LaneRunner, Night, Probes, run_nightly
 from harness.report.render import md_text
 from harness.report.toolchain import PROBE, VenvInstaller
 from harness.statuses import Status
@@ -304,7 +305,7 @@ def test_each_lane_is_compared_with_the_baseline(tmp_path: Path) -> None:
 def test_two_nights_show_the_planted_transition_with_its_night_and_lane(
         tmp_path: Path, small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Night 2 enables a model mutant in one lane: only its cases change, on night 2, in that lane; the bisect
-    lines re-run exactly them on the toolchain of each night."""
+    lines re-run exactly them on the toolchain of each night, with the environment the combination sets."""
     def runner(combo: Combination, lane_out: Path, log: Path) -> int:
         if combo.values["numpy"] == "2.x" and night == "night-2":
             monkeypatch.setenv(FAULT_ENV, f"corrupt:{BROKEN}")
@@ -334,9 +335,9 @@ def test_two_nights_show_the_planted_transition_with_its_night_and_lane(
     assert script[1:] == [
         "# the toolchain of night-1 (last good): numpy==2.4.5",
         f"python -m venv bisect-good && python -m wheels.install --dist wheels/dist --python bisect-good/bin/python"
-        f" && python -m pip --python bisect-good/bin/python install numpy==2.4.5 && bisect-good/bin/python -P -m"
-        f" harness run --lane simulator --profile smoke --seed 20261129 --max-blocks 4096 --arch sm_90 --ids-file"
-        f" {ids_file} --journal bisect-good/simulator.jsonl",
+        f" && python -m pip --python bisect-good/bin/python install numpy==2.4.5 && env 'COOP_NUMPY_SPEC=numpy>=2'"
+        f" bisect-good/bin/python -P -m harness run --lane simulator --profile smoke --seed 20261129 --max-blocks"
+        f" 4096 --arch sm_90 --ids-file {ids_file} --journal bisect-good/simulator.jsonl",
         "# the toolchain of night-2 (first bad): numpy==2.4.6",
         script[4]]
     assert "bisect-bad/bin/python install numpy==2.4.6" in script[4]
@@ -366,3 +367,155 @@ def test_a_lanes_command_runs_inside_its_fresh_environment(tmp_path: Path) -> No
     ran, printed = (tmp_path / "l.log").read_text().splitlines()
     assert ran.startswith(f"$ {envs / combo.slug}/bin/python -c ")
     assert printed.startswith(f"{envs / combo.slug} {envs / combo.slug}/bin{os.pathsep}")
+
+
+def test_a_night_split_over_several_runs_is_one_night_with_one_rollup(tmp_path: Path) -> None:
+    """Each run takes one lane (a GPU call lasts 10 minutes at most), each in a folder of its own: the history holds
+    one night, and the last run's roll-up shows every lane run that night, not only its own."""
+    history_file = tmp_path / "history.jsonl"
+    for i, only in enumerate(("numpy=1.26,lane=host", "numpy=2.x,lane=host", "numpy=2.x,lane=gpu")):
+        rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / f"out-{i}", probes(), runner=passing,
+                             only=only, night=Night(history=history_file, name="n1"))
+    assert [n["night"] for n in nights(read_history(history_file))] == ["n1"]
+    assert [(r.id, r.outcome) for r in rollup.results] == [
+        ("numpy=1.26,lane=host", "passed"), ("numpy=1.26,lane=gpu", "not run"), ("numpy=2.x,lane=host", "passed"),
+        ("numpy=2.x,lane=gpu", "passed"), ("numpy=2.x,lane=gpu-racecheck", "not run")]
+    first = rollup.results[0]
+    assert (first.verdicts, first.journals) == ({"total": 1, "accepted": 1, "statuses": {"Pass": 1}},
+                                                ["lanes/numpy-1.26_lane-host/lane.jsonl"])
+    assert rollup.results[1].reason == "not selected by --only numpy=2.x,lane=gpu"
+    assert not rollup.failed
+    assert json.loads((tmp_path / "out-2" / "nightly.json").read_text())["totals"]["passed"] == 3
+    # a run selecting no lane runs nothing, appends nothing, and rolls up the night so far
+    again = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out-3", probes(), runner=passing, only="none",
+                        night=Night(history=history_file, name="n1"))
+    ran = [r for r in rollup.results if r.outcome != "not run"]
+    assert [r for r in again.results if r.outcome != "not run"] == ran and len(read_history(history_file)) == 3
+
+
+def test_a_lane_run_again_the_same_night_replaces_its_earlier_run(tmp_path: Path) -> None:
+    history_file, only = tmp_path / "history.jsonl", "numpy=2.x,lane=host"
+    run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(), runner=lambda c, o, log: 3, only=only,
+                night=Night(history=history_file, name="n1"))
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(), runner=passing, only=only,
+                         night=Night(history=history_file, name="n1"))
+    assert [(r.id, r.outcome) for r in rollup.results if r.outcome != "not run"] == [(only, "passed")]
+    assert rollup.transitions == []  # a re-run within the night is no status change
+
+
+def test_a_run_stopped_midway_keeps_the_lanes_it_finished(tmp_path: Path) -> None:
+    """A call that runs out of time stops the nightly between lanes or inside one: each finished lane is in the
+    history and the roll-up already."""
+    def runner(combo: Combination, lane_out: Path, log: Path) -> int:
+        if combo.id == "numpy=2.x,lane=host":
+            raise KeyboardInterrupt  # stopped from outside
+        return passing(combo, lane_out, log)
+
+    history_file, out = tmp_path / "history.jsonl", tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_nightly(load_matrix(matrix(tmp_path)), out, probes(), runner=runner, only="*lane=host",
+                    night=Night(history=history_file, name="n1"))
+    [night] = nights(read_history(history_file))
+    assert list(night["lanes"]) == ["numpy=1.26,lane=host"]
+    saved = json.loads((out / "nightly.json").read_text())
+    assert [(lane["id"], lane["outcome"]) for lane in saved["lanes"]][:1] == [("numpy=1.26,lane=host", "passed")]
+
+
+def test_a_lane_stops_at_its_own_limit_or_at_the_runs_when_lower(tmp_path: Path) -> None:
+    """A value's timeout_s bounds its lane; --lane-timeout bounds every lane of the run (the call's budget)."""
+    path = matrix(tmp_path, f'"{sys.executable}", "-c", "import time; time.sleep(30)"')
+    path.write_text(path.read_text().replace('{ name = "host", needs', '{ name = "host", timeout_s = 0.5, needs'))
+    mat = load_matrix(path)
+    started = time.monotonic()
+    own = run_nightly(mat, tmp_path / "a", probes(), only="numpy=2.x,lane=host")
+    capped = run_nightly(mat, tmp_path / "b", probes(), only="numpy=2.x,lane=gpu", lane_timeout=0.5)
+    assert time.monotonic() - started < 20
+    assert [r.reason for r in (*own.results, *capped.results) if r.outcome == "failed"] == [
+        "timed out after 0.5 s", "timed out after 0.5 s"]
+
+
+def test_the_venv_installer_installs_no_deps_pins_apart(tmp_path: Path) -> None:
+    """Pins of a value marked no_deps go in without their requirements, the others with theirs."""
+    path = matrix(tmp_path)
+    path.write_text(path.read_text().replace('requires = ["numpy<2"]', 'requires = ["numpy<2"], no_deps = true')
+                    .replace('{ name = "host", needs', '{ name = "host", requires = ["pytest>=8"], needs'))
+    combo = load_matrix(path).expand()[0][0]
+    env = tmp_path / "env"
+    steps = VenvInstaller(dist=tmp_path / "dist", wheel_args=("--no-deps",), system_site=True).steps(combo, env)
+    assert [what for what, _ in steps] == ["creating the environment", "installing the fresh wheels",
+                                           "installing the pins", "installing the pins without their requirements",
+                                           "importing the toolchain"]
+    assert "--system-site-packages" in steps[0][1] and steps[1][1][-1] == "--no-deps"
+    assert steps[2][1][-2:] == ["--quiet", "pytest>=8"]
+    assert steps[3][1][-3:] == ["--quiet", "--no-deps", "numpy<2"]
+
+
+def _changing(night_of: dict[str, str]) -> LaneRunner:
+    """A runner whose one case passes, fails, or leaves no journal (times out), by the night being run."""
+    def runner(combo: Combination, lane_out: Path, log: Path) -> int | None:
+        status = night_of["now"]
+        if status == "timeout":
+            return None
+        write_journal(lane_out / "lane.jsonl", "host", [(case_id("numba"), Status(status))])
+        return 0
+    return runner
+
+
+def test_a_night_without_verdicts_hides_no_status_change(tmp_path: Path) -> None:
+    """Night 2 timed out (no journal): night 3's Fail is still a change since night 1, the last night with verdicts."""
+    history_file, now = tmp_path / "history.jsonl", {"now": ""}
+    for name, status in (("n1", "Pass"), ("n2", "timeout"), ("n3", "Fail")):
+        now["now"] = status
+        rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(), runner=_changing(now),
+                             only="numpy=2.x,lane=host", night=Night(history=history_file, name=name))
+    assert [(t.was, t.now, t.since, t.night, t.regression) for t in rollup.transitions] == [
+        ("Pass", "Fail", "n1", "n3", True)]
+
+
+def test_the_bisect_lines_install_each_nights_own_wheels(tmp_path: Path) -> None:
+    """Night 2's wheels came from another source (the change under suspicion): the last good night's re-run installs
+    night 1's wheels, the first bad night's night 2's, each as the nightly built its environments."""
+    history_file, now = tmp_path / "history.jsonl", {"now": ""}
+    path = matrix(tmp_path)  # numpy 2.x pinned without its requirements: so is the bisect's pin
+    path.write_text(path.read_text().replace('requires = ["numpy>=2"]', 'requires = ["numpy>=2"], no_deps = true'))
+    rebuild = VenvInstaller(dist=tmp_path / "unused", wheel_args=("--no-deps",), system_site=True).rebuild
+    for name, status in (("n1", "Pass"), ("n2", "Fail")):
+        now["now"] = status
+        (tmp_path / f"dist-{name}").mkdir()
+        (tmp_path / f"dist-{name}" / "manifest.json").write_text(json.dumps(
+            {"schema": 1, "source_commit": f"{name}c0ffee" * 4, "dirty": name == "n2", "toolchain": {}, "wheels": []}))
+        rollup = run_nightly(load_matrix(path), tmp_path / "out", probes(), runner=_changing(now),
+                             only="numpy=2.x,lane=host", night=Night(history=history_file, name=name,
+                                                                     dist=tmp_path / f"dist-{name}"),
+                             installer=lambda combo, env, log: {"numpy": "2.4.6"}, rebuild=rebuild)
+    good, bad = rollup.bisect[2], rollup.bisect[4]
+    assert good.startswith("python -m venv --system-site-packages bisect-good && python -m wheels.install --dist "
+                           f"{tmp_path / 'dist-n1'} --python bisect-good/bin/python --no-deps && ")
+    assert f"--dist {tmp_path / 'dist-n2'} " in bad
+    assert " && python -m pip --python bisect-bad/bin/python install --no-deps numpy==2.4.6 && " in bad
+    assert rollup.bisect[1] == "# the toolchain of n1 (last good): numpy==2.4.6; wheels n1c0ffeen1c0 (dist-n1)"
+    assert rollup.bisect[3] == ("# the toolchain of n2 (first bad): numpy==2.4.6; wheels n2c0ffeen2c0 + changes"
+                                " (dist-n2)")
+
+
+def test_a_lanes_journals_record_the_manifest_of_the_nights_wheels(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fingerprint reads the manifest named by COOP_WHEEL_MANIFEST: a night installing another dist's wheels
+    must not record the manifest of wheels/dist (tox sets that one for every environment)."""
+    monkeypatch.setenv("COOP_WHEEL_MANIFEST", str(tmp_path / "wheels" / "dist" / "manifest.json"))
+    command = '"' + sys.executable + '", "-c", "import os; print(os.environ[\'COOP_WHEEL_MANIFEST\'])"'
+    out = tmp_path / "out"
+    run_nightly(load_matrix(matrix(tmp_path, command)), out, probes(), only="numpy=2.x,lane=host",
+                night=Night(dist=tmp_path / "dist-night-2"))
+    assert (out / "logs" / "numpy-2.x_lane-host.log").read_text().splitlines()[1] == str(
+        tmp_path / "dist-night-2" / "manifest.json")
+
+
+def test_an_earlier_night_run_again_after_a_later_one_rolls_up_whole(tmp_path: Path) -> None:
+    """A lane of night 1 re-run after night 2 began (a call that failed, tried again): night 1's roll-up still
+    holds every lane of night 1."""
+    history_file, mat = tmp_path / "history.jsonl", load_matrix(matrix(tmp_path))
+    for name, only in (("n1", "numpy=1.26,lane=host"), ("n2", "numpy=1.26,lane=host"), ("n1", "numpy=2.x,lane=host")):
+        rollup = run_nightly(mat, tmp_path / name, probes(), runner=passing, only=only,
+                             night=Night(history=history_file, name=name))
+    assert [r.id for r in rollup.results if r.outcome == "passed"] == ["numpy=1.26,lane=host", "numpy=2.x,lane=host"]
