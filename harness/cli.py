@@ -115,7 +115,7 @@ def summarize(finals: dict[str, Verdict]) -> tuple[Counter[tuple[str, str, str]]
     """Counts by (contract, backend, status), and how many cases are not accepted."""
     counts: Counter[tuple[str, str, str]] = Counter()
     for record in finals.values():
-        contract, backend, _ = caseid.parse(record.id)
+        contract, backend = caseid.head(record.id)
         counts[contract, backend, str(record.status)] += 1
     return counts, sum(1 for r in finals.values() if not r.accepted)
 

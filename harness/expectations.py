@@ -133,7 +133,7 @@ class Ledger:
 
     def _matching(self, case_id: str) -> list[Expectation]:
         """The entries whose tags and pattern match ``case_id``, in file order (each remembered)."""
-        found = [exp for exp in self._tagged(caseid.parse(case_id)[1]) if fnmatchcase(case_id, exp.cases)]
+        found = [exp for exp in self._tagged(caseid.head(case_id)[1]) if fnmatchcase(case_id, exp.cases)]
         for exp in found:
             self.matched[exp.where] += 1
         return found

@@ -168,7 +168,7 @@ def from_json(line: str, where: str = "journal") -> Record:
         raise JournalError(f"{where}: unknown record type")
     if kind is CaseRecord:
         data.pop("waiver", None)  # written by older harnesses; readers recompute every waiver
-    names = {f.name for f in fields(kind)}
+    names = _NAMES[kind]
     if set(data) - names:
         raise JournalError(f"{where}: unknown fields {sorted(set(data) - names)} for {kind.TYPE}")
     checks = _CHECKS[kind]
@@ -231,6 +231,7 @@ def _shown(hint: Any) -> str:
 _HINTS = {kind: get_type_hints(kind) for kind in _TYPES.values()}
 _CHECKS = {kind: {name: _check(hint) for name, hint in hints.items() if name != "TYPE"}
            for kind, hints in _HINTS.items()}
+_NAMES = {kind: frozenset(f.name for f in fields(kind)) for kind in _TYPES.values()}
 
 
 def _drop_torn_tail(path: Path) -> None:
@@ -322,16 +323,20 @@ class JournalWriter:
         self.close()
 
 
-def read_journal(path: Path) -> Iterator[Record]:
-    """Every record of ``path``; a torn final line (killed writer: cut anywhere, even inside a character) is
-    skipped, any other bad line raises, naming it."""
+def read_journal(path: Path, kinds: tuple[type[Any], ...] | None = None) -> Iterator[Record]:
+    """Every record of ``path`` (only those of ``kinds``, when given); a torn final line (killed writer: cut
+    anywhere, even inside a character) is skipped, any other bad line raises, naming it.
+
+    With ``kinds``, a line that :func:`to_json` wrote for another kind is skipped unparsed: a full run's summary
+    reads millions of case records past a launch ledger of tens of thousands of long lines."""
     try:
         lines = path.read_bytes().split(b"\n")
     except OSError as exc:
         raise JournalError(f"{path}: cannot read: {exc.strerror}") from None
+    skipped = _prefixes(set(_TYPES.values()) - set(kinds)) if kinds is not None else ()
     last = len(lines)
     for number, line in enumerate(lines, 1):
-        if not line.strip():
+        if not line.strip() or (skipped and line.startswith(skipped) and number != last):
             continue
         where = f"{path}:{number}"
         try:
@@ -340,7 +345,36 @@ def read_journal(path: Path) -> Iterator[Record]:
             if number == last:  # no newline after it: the writer died mid-line
                 return
             raise
-        yield record
+        if kinds is None or isinstance(record, kinds):
+            yield record
+
+
+def _prefixes(kinds: set[type[Any]]) -> tuple[bytes, ...]:
+    """How :func:`to_json` begins a line of each of ``kinds``."""
+    return tuple(f'{{"v":{SCHEMA},"type":"{kind.TYPE}",'.encode() for kind in kinds)
+
+
+def journal_ended(path: Path) -> bool:
+    """Whether the last complete record of ``path`` is an :class:`EndRecord`, read from the file's end only (a
+    supervisor asks this of each shard's journal, which may hold millions of lines)."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            tail, step = b"", 1 << 16
+            while size and tail.count(b"\n") < 2 and len(tail) < size:
+                fh.seek(max(0, size - len(tail) - step))
+                tail = fh.read(min(step, size - len(tail))) + tail
+    except FileNotFoundError:
+        return False
+    lines = [line for line in tail.split(b"\n") if line.strip()]
+    if tail and not tail.endswith(b"\n") and lines:
+        lines.pop()  # a torn last line: the record before it decides
+    if not lines:
+        return False
+    try:
+        return isinstance(from_json(decoded(lines[-1], str(path), JournalError), str(path)), EndRecord)
+    except JournalError:
+        return False
 
 
 def final_cases(records: Iterator[Record] | list[Record]) -> dict[str, CaseRecord]:

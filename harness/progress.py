@@ -144,7 +144,7 @@ class RunProgress:
     def _tally(self, case_id: str) -> Tally | None:
         """The tally of the backend of ``case_id``; None for a backend this run does not cover (a resumed journal
         may hold one that an --ids-file run leaves out)."""
-        return self.tallies.get(caseid.parse(case_id)[1])
+        return self.tallies.get(caseid.head(case_id)[1])
 
     def _count(self, journal: Path, record: CaseRecord, now: float) -> None:
         tally = self._tally(record.id)

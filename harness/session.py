@@ -41,6 +41,7 @@ from harness.journal import (
     Record,
     SessionRecord,
     final_cases,
+    journal_ended,
     read_journal,
 )
 from harness.lanes import lane_cases, lane_kind
@@ -248,11 +249,6 @@ def _charge_inflight(journal: Path, lock: JournalLock, worker: int, status: Stat
     return len(missing), len(done) + len(missing)
 
 
-def _ended(journal: Path) -> bool:
-    records = list(read_journal(journal)) if journal.exists() else []
-    return bool(records) and isinstance(records[-1], EndRecord)
-
-
 def supervise(config: RunConfig, journal: Path, group_timeout: float = 900.0, max_restarts: int = 50,
               stop: threading.Event | None = None, progress: RunProgress | None = None) -> None:
     """Run the lane in child processes until it ends: a child that dies or falls silent inside a group costs
@@ -300,7 +296,7 @@ def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeou
         rc = proc.returncode
         if stop.is_set() or rc in (INTERRUPTED, -signal.SIGINT):
             raise Interrupted(f"{journal}: interrupted")
-        if rc == 0 and _ended(journal):
+        if rc == 0 and journal_ended(journal):
             return
         if rc == 2 and not timed_out:  # a handled usage or input error: already printed
             raise HarnessError("the worker stopped on an error (see above); the journal keeps what it recorded")
@@ -372,7 +368,7 @@ def read_outcome(ledger: Ledger, journals: list[Path]) -> RunOutcome:
     ends: list[EndRecord] = []
     records: dict[str, CaseRecord] = {}
     for journal in journals:
-        for record in read_journal(journal):
+        for record in read_journal(journal, kinds=(CaseRecord, EndRecord)):
             if isinstance(record, CaseRecord):
                 records[record.id] = record  # the last verdict of a case wins, as in final_cases
             elif isinstance(record, EndRecord):

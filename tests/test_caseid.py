@@ -77,3 +77,19 @@ def test_parse_accepts_exactly_the_ids_that_render_back(text: str) -> None:
     else:
         accepted = True
     assert accepted == _canonical_by_rendering(text)
+
+
+@given(near_ids)
+def test_head_is_parse_without_the_parameters(text: str) -> None:
+    """Every id parse takes, head takes with the same contract and backend; what head takes but parse refuses
+    repeats a key."""
+    try:
+        got = caseid.head(text)
+    except CaseIdError:
+        with pytest.raises(CaseIdError):
+            caseid.parse(text)
+        return
+    try:
+        assert got == caseid.parse(text)[:2]
+    except CaseIdError as exc:
+        assert "repeated" in str(exc)

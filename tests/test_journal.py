@@ -23,6 +23,7 @@ from harness.journal import (
     SessionRecord,
     final_cases,
     from_json,
+    journal_ended,
     read_journal,
     to_json,
 )
@@ -111,3 +112,47 @@ def test_an_older_journal_line_with_a_waiver_is_read_as_the_backends_verdict(sta
     line = json.dumps({"v": 1, "type": "case", "id": "a/b/c=1", "status": status, "lane": "gpu",
                        "detail": "out[0]=1", "waiver": "https://bugs.example/1"})
     assert from_json(line) == CaseRecord("a/b/c=1", read_as, "gpu", "out[0]=1" + note)
+
+
+def _mixed_journal(path: Path) -> list[object]:
+    records: list[object] = [
+        SessionRecord("gpu", "pr", 1, ("numba",), {}),
+        GroupRecord("k1", ("a/b/c=1",)),
+        LaunchRecord("coop_k1", ("a/b/c=1",), 0, blocks=(0, 0)),
+        CaseRecord("a/b/c=1", Status.PASS, "gpu"),
+        EndRecord({"Pass": 1}),
+    ]
+    with JournalWriter(path) as writer:
+        for record in records:
+            writer.write(record)  # type: ignore[arg-type]
+    return records
+
+
+def test_a_reader_may_ask_for_some_kinds_of_record_only(tmp_path: Path) -> None:
+    """A full run's summary needs its case and end records, not the launch ledger (most of its bytes)."""
+    journal = tmp_path / "j.jsonl"
+    records = _mixed_journal(journal)
+    assert list(read_journal(journal, kinds=(CaseRecord, EndRecord))) == [records[3], records[4]]
+    assert list(read_journal(journal)) == records
+
+
+def test_a_kind_filter_still_names_a_line_that_is_no_record(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    _mixed_journal(journal)
+    journal.write_text(journal.read_text() + "not json\n" + to_json(EndRecord({})) + "\n")
+    with pytest.raises(JournalError, match=r"j.jsonl:6: not JSON"):
+        list(read_journal(journal, kinds=(CaseRecord,)))
+
+
+@pytest.mark.parametrize(("cut", "ended"), [(None, True), ("torn", True), ("no end", False), ("empty", False)])
+def test_whether_a_journal_ended_is_read_from_its_last_line(tmp_path: Path, cut: str | None, ended: bool) -> None:
+    journal = tmp_path / "j.jsonl"
+    _mixed_journal(journal)
+    text = journal.read_text()
+    if cut == "torn":
+        journal.write_text(text + to_json(CaseRecord("a/b/c=2", Status.PASS, "gpu"))[:30])
+    elif cut == "no end":
+        journal.write_text(text.rsplit("\n", 2)[0] + "\n")
+    elif cut == "empty":
+        journal.write_text("")
+    assert journal_ended(journal) is ended
