@@ -118,12 +118,28 @@ def _runs(layout: LaneLayout, slots: list[str], problems: list[str]) -> list[Run
         problems.append(f"worker slot {slot}: its wrapper left no exit status in {layout.root / 'status'} "
                         "(the worker never started, or it was killed)")
     for run in runs:
-        if run.returncode not in (0, ERROR_EXITCODE):
+        if _never_attached(layout.log(run.run)):
+            problems.append(f"compute-sanitizer of run {run.run} never attached to its worker (the worker did not "
+                            f"initialize CUDA within --launch-timeout): nothing it ran was checked under "
+                            f"{layout.tool}; log: {layout.log(run.run)}")
+        elif run.returncode not in (0, ERROR_EXITCODE):
             log = layout.log(run.run)
             problems.append(f"compute-sanitizer of run {run.run} exited {run.returncode} (neither 0 nor "
                             f"{ERROR_EXITCODE}): the sanitizer or its worker crashed; log: {log}"
                             + _log_tail(log))
     return runs
+
+
+#: What compute-sanitizer logs when a target did not connect within its launch timeout; it then waits for the
+#: target to end without checking it, and may exit 0.
+NOT_ATTACHED = "No attachable process found"
+
+
+def _never_attached(log: Path) -> bool:
+    try:
+        return NOT_ATTACHED in log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _log_tail(path: Path, lines: int = 8) -> str:

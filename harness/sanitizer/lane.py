@@ -9,6 +9,7 @@ allocate exactly the batch's arrays (no pool, no rounding up), and the lane turn
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import signal
@@ -28,7 +29,6 @@ from harness.sanitizer.judge import LaneResult, judge
 from harness.sanitizer.junit import junit_outcomes, mark_junit
 from harness.sanitizer.layout import LaneLayout
 from harness.sanitizer.summary import summary_line
-from harness.sanitizer.tools import LAUNCH_TIMEOUT
 from harness.sanitizer.workers import Slot, default_workers, gpu_ids, plan_slots, tx_spec
 from harness.sanitizer.wrapper import WrapperConfig
 from harness.session import RunConfig
@@ -48,8 +48,15 @@ class LaneOptions:
     out: Path
     workers: int | None = None
     sanitizer: str | None = None
-    launch_timeout: int = LAUNCH_TIMEOUT
+    launch_timeout: int | None = None
     lane_timeout: float = 3600.0
+
+    @property
+    def connect_timeout(self) -> int:
+        """How long the sanitizer waits for a worker's first CUDA call: ``--launch-timeout``, else the lane's
+        limit. A worker collects every item before it makes one, which took over two minutes for 59,000 items
+        on a busy machine; a sanitizer that stops waiting checks nothing in that worker."""
+        return self.launch_timeout or max(1, math.ceil(self.lane_timeout))
 
 
 def find_sanitizer(given: str | None) -> str:
@@ -168,7 +175,7 @@ def run_lane(options: LaneOptions, pytest_args: Sequence[str]) -> LaneResult:
     layout.prepare()
     for slot in slots:
         WrapperConfig(sanitizer, options.tool, str(layout.root), slot.name, slot.gpu,
-                      options.launch_timeout).write(layout.wrapper_config(slot.name))
+                      options.connect_timeout).write(layout.wrapper_config(slot.name))
     print(f"lane gpu-{options.tool}: {len(slots)} sanitized worker(s) on GPU(s) {', '.join(gpus)}; "
           f"{sanitizer}; folder {layout.root}", flush=True)
     status, timed_out = run_pytest(pytest_command(layout, slots, pytest_args), options.lane_timeout)
@@ -207,8 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     lane.add_argument("--workers", type=positive_int, help="sanitized xdist workers (default: one per GPU, at least "
                                                   "half the cores, at most 8)")
     lane.add_argument("--compute-sanitizer", dest="sanitizer", help="the sanitizer executable")
-    lane.add_argument("--launch-timeout", type=positive_int, default=LAUNCH_TIMEOUT,
-                      help="seconds the sanitizer waits for a worker to connect (%(default)s)")
+    lane.add_argument("--launch-timeout", type=positive_int,
+                      help="seconds the sanitizer waits for a worker's first CUDA call (default: --lane-timeout)")
     lane.add_argument("--lane-timeout", type=seconds, default=3600.0,
                       help="seconds before the whole session is stopped as hung (%(default)s)")
     return parser

@@ -186,3 +186,16 @@ def test_a_clean_worker_that_launched_nothing_may_leave_no_xml(healthy: Any) -> 
     healthy.run("w1.20", 200, "gw1", 0)
     healthy.layout.xml("w1.20").unlink()
     assert judge(healthy.layout, ["w0", "w1"], ledger()).problems == []
+
+
+def test_a_worker_the_sanitizer_never_attached_to_fails_the_lane_saying_why(healthy: Any) -> None:
+    """The sanitizer gave up waiting for a worker to initialize CUDA (here: collection outlasted the launch
+    timeout); that worker checked nothing under the tool, whatever its exit status says."""
+    healthy.run("w1.11", 101, "gw1", 0)
+    healthy.layout.log("w1.11").write_text(
+        "========= COMPUTE-SANITIZER\n========= Error: No attachable process found. compute-sanitizer timed-out.\n"
+        "========= Default timeout can be adjusted with --launch-timeout. Awaiting target completion.\n")
+    problems = judge(healthy.layout, ["w0", "w1"], ledger()).problems
+    assert problems == [f"compute-sanitizer of run w1.11 never attached to its worker (the worker did not "
+                        f"initialize CUDA within --launch-timeout): nothing it ran was checked under racecheck; "
+                        f"log: {healthy.layout.log('w1.11')}"]

@@ -20,6 +20,7 @@ from harness.plugin import kernel_scope
 from harness.sanitizer import SanitizerLaneError
 from harness.sanitizer.junit import junit_name
 from harness.sanitizer.lane import (
+    LaneOptions,
     absolute_paths,
     check_pytest_args,
     find_sanitizer,
@@ -164,3 +165,10 @@ def test_end_to_end_a_lane_whose_control_alone_is_reported_passes(tmp_path: Path
         "control/racecheck/shared-race", "gpu-racecheck", True, 1)
     assert len(list((layout.root / "processes").glob("*.json"))) == 1
     assert len(list((layout.root / "controls").glob("*.jsonl"))) == 1
+
+
+def test_the_sanitizer_waits_for_a_workers_first_cuda_call_as_long_as_the_lane_may_run() -> None:
+    """A worker collects every item before its first CUDA call; a sanitizer that stops waiting sooner checks
+    nothing in it (seen on the GPU with 59,000 items: all eight workers unchecked, the lane stuck)."""
+    assert LaneOptions("racecheck", Path("o"), lane_timeout=900.5).connect_timeout == 901
+    assert LaneOptions("racecheck", Path("o"), launch_timeout=60, lane_timeout=900).connect_timeout == 60
