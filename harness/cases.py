@@ -152,7 +152,7 @@ def expand(contract: Contract, backend: str, profile: str) -> list[Case]:
              for case in point_cases(contract, backend, point) if profile != "smoke" or case["valid"] in SMOKE_VALID]
     for rej in contract.rejects:
         cases.append(reject_case(contract, backend, rej))
-    _check_unique(cases, contract)
+    check_unique(cases, contract)
     return cases
 
 
@@ -172,7 +172,8 @@ def reject_case(contract: Contract, backend: str, rej: RejectCase) -> Case:
     return Case(contract, backend, tuple(params), rej)
 
 
-def _check_unique(cases: Iterable[Case], contract: Contract) -> None:
+def check_unique(cases: Iterable[Case], contract: Contract) -> None:
+    """Refuse a contract whose axes generate one id twice (the id keys everything)."""
     seen: set[str] = set()
     for case in cases:
         if case.id in seen:

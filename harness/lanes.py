@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from harness.cases import Case, expand, kernel_points, reject_case
+from collections.abc import Callable
+from functools import partial
+
+import coopcheck
+
+from harness.cases import SMOKE_VALID, Case, expand, kernel_points, point_cases, reject_case
 from harness.contracts import Contract
 
 #: lane -> whether it launches kernels (and so runs the run cases).
@@ -51,3 +56,33 @@ def lane_cases(contract: Contract, backend: str, profile: str, lane: str) -> lis
 
 def is_run_case(case: Case) -> bool:
     return case.reject is None and len(case.params) > len(case.contract.kernel_axes)
+
+
+#: A kernel group of a lane, its cases made on demand: its spec and the makers of its cases, in run order.
+LazyGroup = tuple[coopcheck.KernelSpec, list[Callable[[], list[Case]]]]
+
+
+def lane_groups(contract: Contract, backend: str, profile: str, lane: str) -> list[LazyGroup]:
+    """The kernel groups of :func:`lane_cases`, in the order ``harness.cases.group_by_kernel`` gives them, each
+    with its cases unmade: a shard of a full lane runs one group in n, and making every case of the lane was
+    most of its worker's start (7 s a backend). A group whose makers give no case is left to the caller."""
+    units: list[tuple[coopcheck.KernelSpec, Callable[[], list[Case]]]] = [
+        (case.spec, partial(_listed, case)) for case in (reject_case(contract, backend, r) for r in contract.rejects)]
+    for point in kernel_points(contract, profile):
+        head = Case(contract, backend, point)  # the kernel check; every run case of the point shares its spec
+        make: Callable[[], list[Case]] = (partial(_run_cases, contract, backend, point, profile == "smoke")
+                                          if LANES[lane_kind(lane)] else partial(_listed, head))
+        units.append((head.spec, make))
+    groups: dict[coopcheck.KernelSpec, list[Callable[[], list[Case]]]] = {}
+    for spec, make in units:
+        groups.setdefault(spec, []).append(make)
+    return list(groups.items())
+
+
+def _listed(case: Case) -> list[Case]:
+    return [case]
+
+
+def _run_cases(contract: Contract, backend: str, point: tuple[tuple[str, object], ...], smoke: bool) -> list[Case]:
+    """The run cases of one kernel point as :func:`harness.cases.expand` makes them."""
+    return [c for c in point_cases(contract, backend, point) if not smoke or c["valid"] in SMOKE_VALID]

@@ -26,7 +26,7 @@ from typing import Any
 
 import coopcheck
 
-from harness.cases import DEFAULT_SEED, Case, group_by_kernel
+from harness.cases import DEFAULT_SEED, Case, check_unique
 from harness.contracts import Contract, contract_paths, load_contracts
 from harness.engine import Engine
 from harness.errors import HarnessError, Interrupted
@@ -44,7 +44,7 @@ from harness.journal import (
     journal_ended,
     read_journal,
 )
-from harness.lanes import lane_cases, lane_kind
+from harness.lanes import lane_groups, lane_kind
 from harness.progress import JournalTail, RunProgress
 from harness.statuses import Status
 
@@ -165,8 +165,11 @@ def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[s
     groups = []
     for backend in config.backends:
         for contract in contracts:
-            mine = list(group_by_kernel(lane_cases(contract, backend, config.profile, config.lane)))
-            for _spec, cases in mine[(k - 1) * len(mine) // n:k * len(mine) // n]:
+            mine = lane_groups(contract, backend, config.profile, config.lane)
+            made = [[c for make in makers for c in make()] for _spec, makers in
+                    mine[(k - 1) * len(mine) // n:k * len(mine) // n]]
+            check_unique((c for cases in made for c in cases), contract)  # the whole lane, in an unsharded plan
+            for cases in made:
                 covered = [c for c in cases if config.only_ids is None or c.id in config.only_ids]
                 groups += [(backend, covered)] if covered else []
     return groups

@@ -8,6 +8,8 @@ from pathlib import Path
 import coopcheck
 import pytest
 
+from harness.cases import group_by_kernel
+from harness.contracts import Contract, load_contracts
 from harness.errors import HarnessError
 from harness.journal import (
     CaseRecord,
@@ -18,7 +20,8 @@ from harness.journal import (
     final_cases,
     read_journal,
 )
-from harness.session import RunConfig, resolve_backends, run_worker, supervise
+from harness.lanes import lane_cases
+from harness.session import RunConfig, planned_groups, resolve_backends, run_worker, supervise
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV
 
@@ -141,3 +144,26 @@ def test_the_end_record_says_where_the_time_went(small_contracts: Path, tmp_path
     assert {"startup", "compile", "build", "launch", "judge", "journal"} <= set(end.phases["model"])
     assert all(seconds >= 0 for seconds in end.phases["model"].values()) and end.phases["model"]["launch"] > 0
     assert "model       seconds by phase (summed over workers): " in capsys.readouterr().out
+
+
+def _sliced_whole_lane(config: RunConfig, contracts: list[Contract]) -> list[tuple[str, list[str]]]:
+    """What a shard runs by definition: every case of the lane grouped by kernel, then its k-th slice."""
+    k, n = config.shard
+    out = []
+    for backend in config.backends:
+        for contract in contracts:
+            groups = list(group_by_kernel(lane_cases(contract, backend, config.profile, config.lane)))
+            out += [(backend, [c.id for c in cases]) for _spec, cases in groups[(k - 1) * len(groups) // n:
+                                                                               k * len(groups) // n]]
+    return out
+
+
+@pytest.mark.parametrize(("profile", "lane"), [("smoke", "gpu"), ("pr", "gpu"), ("pr", "host"), ("smoke", "host")])
+def test_a_shard_plans_exactly_its_slice_of_the_whole_lane(profile: str, lane: str) -> None:
+    """A worker plans only its shard's groups (making every case of a full lane was most of its start); what it
+    plans is still the k-th slice of the whole lane's groups, case for case."""
+    contracts = load_contracts(None)
+    for shard in [(1, 1), (1, 3), (2, 3), (3, 3), (5, 16)]:
+        config = RunConfig(lane=lane, profile=profile, backends=["numba", "cccl"], shard=shard)
+        planned = [(backend, [c.id for c in cases]) for backend, cases in planned_groups(config, contracts)]
+        assert planned == _sliced_whole_lane(config, contracts), shard
