@@ -16,12 +16,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.contracts import contracts_dir
 from harness.errors import HarnessError
+from harness.gpus import gpu_ids, select_gpus
 from harness.lanes import SANITIZER_TOOLS
 from harness.options import OneLineParser, positive_int, seconds
 from harness.sanitizer import SanitizerLaneError
@@ -29,7 +30,7 @@ from harness.sanitizer.judge import LaneResult, judge
 from harness.sanitizer.junit import junit_outcomes, mark_junit
 from harness.sanitizer.layout import LaneLayout
 from harness.sanitizer.summary import summary_line
-from harness.sanitizer.workers import Slot, default_workers, gpu_ids, plan_slots, tx_spec
+from harness.sanitizer.workers import Slot, default_workers, plan_slots, tx_spec
 from harness.sanitizer.wrapper import WrapperConfig
 from harness.session import RunConfig
 
@@ -50,6 +51,7 @@ class LaneOptions:
     sanitizer: str | None = None
     launch_timeout: int | None = None
     lane_timeout: float = 3600.0
+    gpus: str | None = None  # --gpus: all, a count or ids; None: every GPU listed
 
     @property
     def connect_timeout(self) -> int:
@@ -57,6 +59,12 @@ class LaneOptions:
         limit. A worker collects every item before it makes one, which took over two minutes for 59,000 items
         on a busy machine; a sanitizer that stops waiting checks nothing in that worker."""
         return self.launch_timeout or max(1, math.ceil(self.lane_timeout))
+
+
+def lane_slots(options: LaneOptions, env: Mapping[str, str]) -> tuple[list[str], list[Slot]]:
+    """The GPUs the lane uses (``--gpus``, else every one listed) and its workers' slots, round-robin over them."""
+    gpus = select_gpus(options.gpus, env) if options.gpus else gpu_ids(env)
+    return gpus, plan_slots(gpus, options.workers or default_workers(len(gpus)))
 
 
 def find_sanitizer(given: str | None) -> str:
@@ -169,8 +177,7 @@ def run_lane(options: LaneOptions, pytest_args: Sequence[str]) -> LaneResult:
     pytest_args = absolute_paths(pytest_args, Path.cwd())
     ledger = run_config(options.tool, pytest_args).ledger()
     sanitizer = find_sanitizer(options.sanitizer)
-    gpus = gpu_ids(os.environ)
-    slots = plan_slots(gpus, options.workers or default_workers(len(gpus)))
+    gpus, slots = lane_slots(options, os.environ)
     layout = LaneLayout(options.out.resolve(), options.tool)
     layout.prepare()
     for slot in slots:
@@ -213,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     lane.add_argument("--out", type=Path, help="lane folder, wiped first (default: reports/out/gpu-<tool>)")
     lane.add_argument("--workers", type=positive_int, help="sanitized xdist workers (default: one per GPU, at least "
                                                   "half the cores, at most 8)")
+    lane.add_argument("--gpus", metavar="all|N|ID,...", help="the GPUs the workers go round-robin over: all, "
+                      "the first N, or ids such as 0,1 (default: every GPU listed)")
     lane.add_argument("--compute-sanitizer", dest="sanitizer", help="the sanitizer executable")
     lane.add_argument("--launch-timeout", type=positive_int,
                       help="seconds the sanitizer waits for a worker's first CUDA call (default: --lane-timeout)")
@@ -226,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     split = argv.index("--") if "--" in argv else len(argv)
     args, extra = build_parser().parse_known_args(argv[:split])
     options = LaneOptions(args.tool, args.out or Path("reports/out") / f"gpu-{args.tool}", args.workers,
-                          args.sanitizer, args.launch_timeout, args.lane_timeout)
+                          args.sanitizer, args.launch_timeout, args.lane_timeout, args.gpus)
     try:
         return report(run_lane(options, [*extra, *argv[split + 1:]]))
     except HarnessError as exc:

@@ -1,40 +1,17 @@
-"""Which GPUs a lane spreads its sanitized pytest-xdist workers over, and the ``--tx`` spec of each.
-
-GPUs are counted without initializing CUDA in this process (``nvidia-smi -L``), or taken from
-``CUDA_VISIBLE_DEVICES`` when that is set; worker ``i`` gets GPU ``i mod n`` as its only device.
-"""
+"""How many sanitized pytest-xdist workers a lane runs, the GPU of each (:mod:`harness.gpus`) and its ``--tx``
+spec."""
 
 from __future__ import annotations
 
 import os
 import shlex
-import subprocess
-from collections.abc import Mapping
 from dataclasses import dataclass
 
+from harness.gpus import spread
 from harness.sanitizer import SanitizerLaneError
 
 #: Workers per lane at most, by default: compiling kernels is the CPU-bound part of a lane.
 MAX_DEFAULT_WORKERS = 8
-
-
-def gpu_ids(env: Mapping[str, str]) -> list[str]:
-    """Device ids to hand out: ``CUDA_VISIBLE_DEVICES`` if set, else one per ``GPU n:`` line of nvidia-smi."""
-    if "CUDA_VISIBLE_DEVICES" in env:
-        ids = [d.strip() for d in env["CUDA_VISIBLE_DEVICES"].split(",") if d.strip()]
-        if not ids:
-            raise SanitizerLaneError("CUDA_VISIBLE_DEVICES is set but names no device; unset it or name one")
-        return ids
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise SanitizerLaneError(f"cannot list GPUs with `nvidia-smi -L`: {exc}") from None
-    listed = [line for line in out.stdout.splitlines() if line.startswith("GPU ")]
-    ids = [str(i) for i in range(len(listed))]
-    if out.returncode != 0 or not ids:
-        raise SanitizerLaneError(f"`nvidia-smi -L` lists no GPU (exit status {out.returncode}); "
-                                 "a sanitizer lane needs one")
-    return ids
 
 
 def default_workers(gpus: int, cpus: int | None = None) -> int:
@@ -58,7 +35,7 @@ def plan_slots(gpus: list[str], workers: int) -> list[Slot]:
     """
     if workers < 1:
         raise SanitizerLaneError(f"--workers must be at least 1, got {workers}")
-    return [Slot(f"w{i}", gpus[i % len(gpus)]) for i in range(workers)]
+    return [Slot(f"w{i}", gpu) for i, gpu in enumerate(spread(gpus, workers))]
 
 
 def tx_spec(python: str, config: str) -> str:

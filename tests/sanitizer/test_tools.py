@@ -14,9 +14,10 @@ from execnet.gateway_io import popen_args
 
 from harness.lanes import SANITIZER_TOOLS
 from harness.sanitizer import SanitizerLaneError
+from harness.sanitizer.lane import LaneOptions, lane_slots
 from harness.sanitizer.layout import LaneLayout, read_json
 from harness.sanitizer.tools import CONTROLS, ERROR_EXITCODE, TOOL_FLAGS, sanitizer_command
-from harness.sanitizer.workers import Slot, default_workers, gpu_ids, plan_slots, tx_spec
+from harness.sanitizer.workers import Slot, default_workers, plan_slots, tx_spec
 from harness.sanitizer.wrapper import WrapperConfig
 
 COMMON = ["--print-limit", "0", "--error-exitcode", str(ERROR_EXITCODE), "--target-processes", "all",
@@ -85,24 +86,6 @@ def test_the_wrapper_runs_its_worker_under_the_tool_and_keeps_the_status(
     assert seen["argv"] == [*flags, sys.executable, *target]
 
 
-def test_gpu_ids_come_from_cuda_visible_devices_when_set() -> None:
-    assert gpu_ids({"CUDA_VISIBLE_DEVICES": "2, 5"}) == ["2", "5"]
-    with pytest.raises(SanitizerLaneError, match="CUDA_VISIBLE_DEVICES is set but names no device"):
-        gpu_ids({"CUDA_VISIBLE_DEVICES": ""})
-
-
-def test_gpu_ids_count_nvidia_smi_lines(executable: Callable[[str, str], Path],
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    listing = ("GPU 0: NVIDIA H200 (UUID: GPU-aaaa)\\n  MIG 1g.18gb Device 0: (UUID: MIG-bbbb)\\n"
-               "GPU 1: NVIDIA H200 (UUID: GPU-cccc)\\n")
-    smi = executable("nvidia-smi", f"import sys\nsys.stdout.write('{listing}')\n")
-    monkeypatch.setenv("PATH", str(smi.parent))
-    assert gpu_ids({}) == ["0", "1"]
-    executable("nvidia-smi", "import sys\nsys.exit(9)\n")
-    with pytest.raises(SanitizerLaneError, match=r"`nvidia-smi -L` lists no GPU \(exit status 9\)"):
-        gpu_ids({})
-
-
 def test_slots_spread_workers_over_gpus() -> None:
     assert plan_slots(["0"], 2) == [Slot("w0", "0"), Slot("w1", "0")]
     assert plan_slots(["4", "6"], 3) == [Slot("w0", "4"), Slot("w1", "6"), Slot("w2", "4")]
@@ -118,3 +101,12 @@ def test_tx_spec_starts_the_wrapper_with_its_config() -> None:
                                                    "/lane dir/wrappers/w0.json"]
     with pytest.raises(SanitizerLaneError, match="'//'"):
         tx_spec("/env//python", "w0.json")
+
+
+def test_gpus_narrows_the_gpus_a_lane_spreads_its_workers_over() -> None:
+    env = {"CUDA_VISIBLE_DEVICES": "4,6"}
+    assert lane_slots(LaneOptions("racecheck", Path("o"), workers=3), env) == (
+        ["4", "6"], [Slot("w0", "4"), Slot("w1", "6"), Slot("w2", "4")])
+    assert lane_slots(LaneOptions("racecheck", Path("o"), workers=2, gpus="1"), env) == (
+        ["4"], [Slot("w0", "4"), Slot("w1", "4")])
+    assert lane_slots(LaneOptions("racecheck", Path("o"), workers=1, gpus="6,"), env)[1] == [Slot("w0", "6")]
