@@ -30,6 +30,7 @@ from harness.lanes import ALL_LANES, LANE_OUT_ENV, LANE_WORK, lane_kind, lanes_n
 from harness.options import OneLineParser, arch, count, positive_int, seconds, whole_number
 from harness.progress import RunProgress
 from harness.report.cli import register as register_report
+from harness.scaling import register as register_predict
 from harness.session import (
     INTERRUPTED,
     RunConfig,
@@ -240,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_worker)
     register_report(sub)
     register_bench(sub)
+    register_predict(sub)
     return parser
 
 
