@@ -8,6 +8,7 @@ journals resumable), 141 when the reader of the output went away (``| head``).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -25,11 +26,13 @@ from harness.datafile import read_text
 from harness.errors import HarnessError, Interrupted
 from harness.expectations import Verdict
 from harness.fingerprint import gpu_present
+from harness.gpus import select_gpus, spread
 from harness.journal import JournalLock
 from harness.lanes import ALL_LANES, LANE_OUT_ENV, LANE_WORK, lane_kind, lanes_not_run
 from harness.options import OneLineParser, arch, count, positive_int, seconds, whole_number
 from harness.progress import RunProgress
 from harness.report.cli import register as register_report
+from harness.scaling import group_costs
 from harness.scaling import register as register_predict
 from harness.session import (
     INTERRUPTED,
@@ -130,6 +133,8 @@ def _announcement(lane: str, chosen: bool, gpu: bool, cases: int) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.gpus is not None and args.no_isolate:
+        raise HarnessError("--gpus gives each worker process its GPU: leave out --no-isolate")
     gpu = gpu_present()
     chosen, args.lane = args.lane is not None, args.lane or ("gpu" if gpu else "host")
     config = _config(args)
@@ -142,13 +147,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     ledger = config.ledger()  # and an unreadable expectations file
     if args.ids_file:
         config.only_ids = frozenset(read_text(args.ids_file, HarnessError, f"--ids-file {args.ids_file}").split())
+    gpus = select_gpus(args.gpus, os.environ) if args.gpus is not None else None
+    jobs = args.jobs or (len(gpus) if gpus else 1)
+    if args.balance_from:
+        config.costs = group_costs(args.balance_from)
     plan = planned_groups(config, contracts)
     print(_announcement(config.lane, chosen, gpu, sum(len(cases) for _backend, cases in plan)), flush=True)
+    if gpus:
+        print(f"{jobs} worker(s) on GPU(s) {', '.join(gpus)}, round-robin", flush=True)
     out = Path(os.environ.get(LANE_OUT_ENV, "reports/out"))
     journal = args.resume or args.journal or out / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-    shards = [replace(config, shard=(k, args.jobs)) for k in range(1, args.jobs + 1)]
-    journals = [journal] if args.jobs == 1 else [journal.with_name(f"{journal.stem}.shard{k}of{args.jobs}.jsonl")
-                                                 for k in range(1, args.jobs + 1)]
+    shards = [replace(config, shard=(k, jobs), gpu=device)
+              for k, device in zip(range(1, jobs + 1), spread(gpus, jobs) if gpus else [None] * jobs, strict=True)]
+    journals = [journal] if jobs == 1 else [journal.with_name(f"{journal.stem}.shard{k}of{jobs}.jsonl")
+                                            for k in range(1, jobs + 1)]
     for shard, path in zip(shards, journals, strict=True):
         if args.resume:
             if not path.exists():
@@ -196,6 +208,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
     config = replace(_config(args), shard=args.shard)
     if args.only:
         config.only_ids = frozenset(read_text(args.only, HarnessError, f"--only {args.only}").split())
+    if args.balance:
+        costs = json.loads(read_text(args.balance, HarnessError, f"--balance {args.balance}"))
+        if not isinstance(costs, dict) or not all(isinstance(v, int | float) for v in costs.values()):
+            raise HarnessError(f"--balance {args.balance}: not a JSON object of seconds per kernel group")
+        config.costs = {str(kernel): float(seconds) for kernel, seconds in costs.items()}
     lock = JournalLock(args.journal, args.lock_fd) if args.lock_fd is not None else None
     try:
         run_worker(config, args.journal, lock)
@@ -227,14 +244,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-timeout", type=seconds, default=900.0, metavar="SECONDS",
                    help="how long a kernel group may go without progress before it is a Timeout (at least 1)")
     p.add_argument("--no-isolate", action="store_true", help="run in this process (no crash isolation)")
-    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
-                   help="parallel workers, each a shard of the kernel groups with its own journal")
+    p.add_argument("--jobs", type=positive_int, metavar="N",
+                   help="parallel workers, each a shard of the kernel groups with its own journal (default: one "
+                   "per GPU of --gpus, else 1)")
+    p.add_argument("--gpus", metavar="all|N|ID,...", help="give worker k the GPU k mod n as its only device "
+                   "(CUDA_VISIBLE_DEVICES): all listed, the first N, or ids such as 0,1 (one id: 2,)")
+    p.add_argument("--balance-from", type=Path, nargs="+", metavar="JOURNAL",
+                   help="a previous run's journals: assign kernel groups to shards by their measured cost "
+                   "(default: contiguous slices)")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("worker", help="(internal) the worker process of a supervised run")
     _run_options(p)
     p.add_argument("--journal", type=Path, required=True, help="the journal to write (the supervisor holds its lock)")
     p.add_argument("--only", type=Path, metavar="FILE", help="file of the case ids to run")
     p.add_argument("--shard", type=_shard, default="1/1", help="K/N: the K-th of N slices of the kernel groups")
+    p.add_argument("--balance", type=Path, metavar="FILE", help="the supervisor's table of measured group costs "
+                   "(JSON) that assigns groups to shards")
     p.add_argument("--lock-fd", type=count, help="the supervisor's lock on the journal, inherited as this descriptor")
     p.add_argument("--supervised", action="store_true", help="end at once when standard input (the supervisor's "
                    "pipe) closes")

@@ -33,7 +33,8 @@ SCHEMA = 1
 class SessionRecord:
     """Start of one run: what an identical re-run needs (lane, profile, seed, arch, blocks per launch),
     the toolkit tag expectations match on, the environment fingerprint, and what a resume must share with
-    it besides: the shard (k, n) and the sha256 of the contract files and of the expectations file."""
+    it besides: the shard (k, n), the sha256 of the contract files, of the expectations file and of the group
+    costs that balanced the shards; and the GPU its worker saw (a resume may run on another)."""
 
     TYPE: ClassVar[str] = "session"
     lane: str
@@ -48,6 +49,8 @@ class SessionRecord:
     shard: tuple[int, int] = (1, 1)
     contracts_sha256: str = ""
     expectations_sha256: str = ""  # "" when the run applied no expectations file
+    balance_sha256: str = ""  # of the measured group costs that assigned groups to shards; "": contiguous slices
+    gpu: str = ""  # CUDA_VISIBLE_DEVICES as the worker saw it ("": not set, every device visible)
 
     @property
     def tags(self) -> dict[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import NamedTuple
 
 import coopcheck
 
@@ -58,25 +59,30 @@ def is_run_case(case: Case) -> bool:
     return case.reject is None and len(case.params) > len(case.contract.kernel_axes)
 
 
-#: A kernel group of a lane, its cases made on demand: its spec and the makers of its cases, in run order.
-LazyGroup = tuple[coopcheck.KernelSpec, list[Callable[[], list[Case]]]]
+class LazyGroup(NamedTuple):
+    """A kernel group of a lane, its cases made on demand: its spec, its kernel id (the id of its first case's
+    kernel point: what a journal's group record names it by) and the makers of its cases, in run order."""
+
+    spec: coopcheck.KernelSpec
+    kernel: str
+    makers: list[Callable[[], list[Case]]]
 
 
 def lane_groups(contract: Contract, backend: str, profile: str, lane: str) -> list[LazyGroup]:
     """The kernel groups of :func:`lane_cases`, in the order ``harness.cases.group_by_kernel`` gives them, each
     with its cases unmade: a shard of a full lane runs one group in n, and making every case of the lane was
     most of its worker's start (7 s a backend). A group whose makers give no case is left to the caller."""
-    units: list[tuple[coopcheck.KernelSpec, Callable[[], list[Case]]]] = [
-        (case.spec, partial(_listed, case)) for case in (reject_case(contract, backend, r) for r in contract.rejects)]
+    units: list[tuple[Case, Callable[[], list[Case]]]] = [
+        (case, partial(_listed, case)) for case in (reject_case(contract, backend, r) for r in contract.rejects)]
     for point in kernel_points(contract, profile):
         head = Case(contract, backend, point)  # the kernel check; every run case of the point shares its spec
         make: Callable[[], list[Case]] = (partial(_run_cases, contract, backend, point, profile == "smoke")
                                           if LANES[lane_kind(lane)] else partial(_listed, head))
-        units.append((head.spec, make))
-    groups: dict[coopcheck.KernelSpec, list[Callable[[], list[Case]]]] = {}
-    for spec, make in units:
-        groups.setdefault(spec, []).append(make)
-    return list(groups.items())
+        units.append((head, make))
+    groups: dict[coopcheck.KernelSpec, LazyGroup] = {}
+    for head, make in units:
+        groups.setdefault(head.spec, LazyGroup(head.spec, head.kernel_id, [])).makers.append(make)
+    return list(groups.values())
 
 
 def _listed(case: Case) -> list[Case]:

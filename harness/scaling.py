@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -59,7 +60,7 @@ def group_costs(journals: Iterable[Path]) -> dict[str, float]:
 
 def costs_of(kernels: list[str], costs: dict[str, float]) -> list[float]:
     """The measured cost of each of ``kernels``; a group the journals never saw costs their mean."""
-    mean = sum(costs.values()) / len(costs) if costs else 1.0
+    mean = math.fsum(costs.values()) / len(costs) if costs else 1.0  # exact: the same in every process
     return [costs.get(kernel, mean) for kernel in kernels]
 
 

@@ -11,6 +11,7 @@ run of its own session (:func:`check_resume`).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -32,6 +33,7 @@ from harness.engine import Engine
 from harness.errors import HarnessError, Interrupted
 from harness.expectations import Ledger, Verdict, load_expectations
 from harness.fingerprint import fingerprint
+from harness.gpus import VISIBLE_ENV
 from harness.journal import (
     CaseRecord,
     EndRecord,
@@ -46,6 +48,7 @@ from harness.journal import (
 )
 from harness.lanes import lane_groups, lane_kind
 from harness.progress import JournalTail, RunProgress
+from harness.scaling import balance, costs_of
 from harness.statuses import Status
 
 #: The toolkit tag of a run, which expectations may name (``tags = { toolkit = ... }``).
@@ -53,7 +56,7 @@ TOOLKIT_ENV = "COOP_TOOLKIT"
 #: What a resumed run must share with its journal's session: the fields that decide which cases run and what
 #: they are checked against (the time and the environment fingerprint may differ).
 RESUMED = ("lane", "profile", "seed", "shard", "backends", "arch", "max_blocks", "toolkit", "contracts_sha256",
-           "expectations_sha256")
+           "expectations_sha256", "balance_sha256")
 #: A worker lost this many times in a row before it recorded a verdict stops the run: it would never get anywhere.
 MAX_STALLS = 3
 #: The exit status of a worker stopped by an interrupt (the shell's 128 + SIGINT).
@@ -77,7 +80,11 @@ class RunConfig:
     max_blocks: int = 4096
     expectations: Path | None = None
     only_ids: frozenset[str] | None = None  # run just these (a re-run of chosen cases)
-    shard: tuple[int, int] = (1, 1)  # (k, n): this run takes every n-th kernel group, from the k-th
+    shard: tuple[int, int] = (1, 1)  # (k, n): this run takes the k-th of n shares of the kernel groups
+    #: Measured seconds per kernel group (:func:`harness.scaling.group_costs`): shards balanced by cost, not
+    #: contiguous slices. The supervisor hands its workers the same table, so they plan the same shares.
+    costs: dict[str, float] | None = None
+    gpu: str | None = None  # the supervisor sets the worker's CUDA_VISIBLE_DEVICES to it; None: inherited
 
     def session_record(self, env: dict[str, Any] | None = None) -> SessionRecord:
         """The journal's record of this run: what an identical re-run or a resume needs, and ``env`` (the
@@ -86,7 +93,8 @@ class RunConfig:
         return SessionRecord(self.lane, self.profile, self.seed, tuple(self.backends), env or {}, arch=self.arch,
                              max_blocks=self.max_blocks, toolkit=os.environ.get(TOOLKIT_ENV, ""), shard=self.shard,
                              contracts_sha256=hashlib.sha256(sums.encode()).hexdigest(),
-                             expectations_sha256=_sha256(self.expectations) if self.expectations else "")
+                             expectations_sha256=_sha256(self.expectations) if self.expectations else "",
+                             balance_sha256=_costs_sha256(self.costs), gpu=os.environ.get(VISIBLE_ENV, ""))
 
     def ledger(self) -> Ledger:
         """The expectations of this run, tagged as its journal's session record tags it."""
@@ -110,6 +118,25 @@ class RunConfig:
             return []
         path.write_text("\n".join(sorted(self.only_ids)) + "\n", encoding="utf-8")
         return ["--only", str(path)]
+
+    def write_costs(self, path: Path) -> list[str]:
+        """Worker arguments that carry ``costs`` (through a file: a full lane has thousands of groups)."""
+        if self.costs is None:
+            return []
+        path.write_text(_costs_json(self.costs), encoding="utf-8")
+        return ["--balance", str(path)]
+
+    def worker_env(self) -> dict[str, str] | None:
+        """The worker's environment: this one, with ``gpu`` its only visible device when set."""
+        return None if self.gpu is None else {**os.environ, VISIBLE_ENV: self.gpu}
+
+
+def _costs_json(costs: dict[str, float]) -> str:
+    return json.dumps(costs, sort_keys=True, separators=(",", ":"))
+
+
+def _costs_sha256(costs: dict[str, float] | None) -> str:
+    return "" if costs is None else hashlib.sha256(_costs_json(costs).encode()).hexdigest()
 
 
 def _sha256(path: Path) -> str:
@@ -136,6 +163,8 @@ def check_resume(journal: Path, session: SessionRecord, records: list[Record] | 
 
 
 def _shown(name: str, value: Any) -> str:
+    if name == "balance_sha256":
+        return repr(value[:8]) if value else "contiguous shards"
     return "{}/{}".format(*value) if name == "shard" else repr(value)
 
 
@@ -157,21 +186,26 @@ def resolve_backends(names: list[str]) -> list[str]:
 def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[str, list[Case]]]:
     """(backend, cases of one kernel spec that the run covers) in run order: this shard's share of the lane.
 
-    A shard takes a contiguous k-th slice of each backend's groups per contract: neighbouring kernel
-    points share most compile-time parameters, so a backend whose kernels ignore some axis (numba's
-    ignore the block shape) still compiles each kernel in about one shard, not in all of them.
+    Without ``config.costs`` a shard takes a contiguous k-th slice of each backend's groups per contract:
+    neighbouring kernel points share most compile-time parameters, so a backend whose kernels ignore some axis
+    (numba's ignore the block shape) still compiles each kernel in about one shard, not in all of them. With
+    them, the lane's groups go to shards by :func:`harness.scaling.balance` of their measured cost.
     """
     k, n = config.shard
+    lanes = [(backend, contract, lane_groups(contract, backend, config.profile, config.lane))
+             for backend in config.backends for contract in contracts]
+    if config.costs is None:
+        shares = [mine[(k - 1) * len(mine) // n:k * len(mine) // n] for _backend, _contract, mine in lanes]
+    else:
+        owner = iter(balance(costs_of([group.kernel for *_lane, mine in lanes for group in mine], config.costs), n))
+        shares = [[group for group in mine if next(owner) == k - 1] for *_lane, mine in lanes]
     groups = []
-    for backend in config.backends:
-        for contract in contracts:
-            mine = lane_groups(contract, backend, config.profile, config.lane)
-            made = [[c for make in makers for c in make()] for _spec, makers in
-                    mine[(k - 1) * len(mine) // n:k * len(mine) // n]]
-            check_unique((c for cases in made for c in cases), contract)  # the whole lane, in an unsharded plan
-            for cases in made:
-                covered = [c for c in cases if config.only_ids is None or c.id in config.only_ids]
-                groups += [(backend, covered)] if covered else []
+    for (backend, contract, _all), share in zip(lanes, shares, strict=True):
+        made = [[c for make in group.makers for c in make()] for group in share]
+        check_unique((c for cases in made for c in cases), contract)  # the whole lane, in an unsharded plan
+        for cases in made:
+            covered = [c for c in cases if config.only_ids is None or c.id in config.only_ids]
+            groups += [(backend, covered)] if covered else []
     return groups
 
 
@@ -287,11 +321,12 @@ def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeou
                stop: threading.Event, follower: _Follower) -> None:
     python = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]  # keep a -P run off the source tree
     cmd = [*python, "-m", "harness", "worker", *config.worker_args(), "--journal", str(journal),
-           "--lock-fd", str(lock.fd), "--supervised", *config.write_only_ids(journal.with_suffix(".ids"))]
+           "--lock-fd", str(lock.fd), "--supervised", *config.write_only_ids(journal.with_suffix(".ids")),
+           *config.write_costs(journal.with_suffix(".costs.json"))]
     restarts = stalls = 0
     verdicts = len(final_cases(read_journal(journal)))
     while True:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, pass_fds=(lock.fd,))
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, pass_fds=(lock.fd,), env=config.worker_env())
         timed_out = _watch(proc, follower, group_timeout, stop)
         follower.read()  # what the worker wrote last
         if proc.stdin is not None:

@@ -13,9 +13,11 @@ import pytest
 
 from harness.cli import build_parser, main
 from harness.contracts import CONTRACTS_ENV, load_contracts
-from harness.journal import final_cases, read_journal
+from harness.journal import SessionRecord, final_cases, read_journal
 from harness.lanes import ALL_LANES, lane_cases
 from harness.report.cli import main as report_main
+from harness.scaling import group_costs
+from harness.session import RunConfig, planned_groups
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV
 
@@ -180,3 +182,35 @@ def test_a_reader_that_goes_away_stops_the_output_quietly() -> None:
     proc.stdout.close()
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGPIPE and err == b""
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_gpus_give_each_shard_its_gpu_and_balance_splits_by_measured_cost(
+        small_contracts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")  # the GPUs --gpus all finds
+    common = ["--lane", "simulator", "--backend", "model", "--contracts", str(small_contracts), "--profile", "full"]
+    assert main(["run", *common, "--journal", str(tmp_path / "a.jsonl"), "--jobs", "3", "--gpus", "all"]) == 0
+    first = [tmp_path / f"a.shard{k}of3.jsonl" for k in (1, 2, 3)]
+    assert [s.gpu for j in first for s in read_journal(j) if isinstance(s, SessionRecord)] == ["3", "5", "3"]
+    # one shard per GPU when --jobs is not given; groups assigned by the first run's measured cost
+    assert main(["run", *common, "--journal", str(tmp_path / "b.jsonl"), "--gpus", "2,",
+                 "--balance-from", *map(str, first)]) == 0
+    assert main(["run", *common, "--journal", str(tmp_path / "c.jsonl"), "--gpus", "2",
+                 "--balance-from", *map(str, first)]) == 0
+    second = [tmp_path / f"c.shard{k}of2.jsonl" for k in (1, 2)]
+    assert [s.gpu for j in second for s in read_journal(j) if isinstance(s, SessionRecord)] == ["3", "5"]
+    assert [s.gpu for s in read_journal(tmp_path / "b.jsonl") if isinstance(s, SessionRecord)] == ["2"]
+    costs = group_costs(first)
+    contracts = load_contracts(small_contracts)
+    for k, journal in enumerate(second, start=1):  # the worker ran what the supervisor planned for its shard
+        shard = RunConfig(lane="simulator", profile="full", backends=["model"], shard=(k, 2), costs=costs)
+        assert set(final_cases(read_journal(journal))) == {c.id for _b, cases in planned_groups(shard, contracts)
+                                                           for c in cases}
+    merged = [set(final_cases(read_journal(j))) for j in second]
+    assert not merged[0] & merged[1] and merged[0] | merged[1] == set().union(*(final_cases(read_journal(j))
+                                                                              for j in first))
+
+
+def test_gpus_need_isolated_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--lane", "host", "--gpus", "all", "--no-isolate"]) == 2
+    assert "--gpus gives each worker process its GPU: leave out --no-isolate" in capsys.readouterr().err

@@ -15,6 +15,7 @@ from harness.journal import (
     CaseRecord,
     EndRecord,
     GroupRecord,
+    JournalWriter,
     LaunchRecord,
     SessionRecord,
     final_cases,
@@ -167,3 +168,64 @@ def test_a_shard_plans_exactly_its_slice_of_the_whole_lane(profile: str, lane: s
         config = RunConfig(lane=lane, profile=profile, backends=["numba", "cccl"], shard=shard)
         planned = [(backend, [c.id for c in cases]) for backend, cases in planned_groups(config, contracts)]
         assert planned == _sliced_whole_lane(config, contracts), shard
+
+
+def _costs(config: RunConfig, contracts: list[Contract]) -> dict[str, float]:
+    """Made-up measured costs for two groups in three (the others are unseen), skewed by several orders."""
+    kernels = [cases[0].kernel_id for _backend, cases in planned_groups(config, contracts)]
+    return {kernel: float((i * 7919) % 1000) ** 2 / 100 for i, kernel in enumerate(kernels) if i % 3}
+
+
+@pytest.mark.parametrize("balanced", [False, True])
+def test_the_shards_together_plan_the_unsharded_lane_once(balanced: bool) -> None:
+    """Merged shards equal a single worker's run: every case of the unsharded plan in exactly one shard."""
+    contracts = load_contracts(None)
+    whole = RunConfig(lane="gpu", profile="pr", backends=["numba", "cccl"])
+    costs = _costs(whole, contracts) if balanced else None
+    unsharded = sorted(c.id for _backend, cases in planned_groups(whole, contracts) for c in cases)
+    for n in (2, 3, 8):
+        planned = [c.id for k in range(1, n + 1) for _backend, cases in
+                   planned_groups(RunConfig(lane="gpu", profile="pr", backends=["numba", "cccl"], shard=(k, n),
+                                            costs=costs), contracts) for c in cases]
+        assert sorted(planned) == unsharded, n
+
+
+def test_balanced_shards_carry_about_equal_measured_cost() -> None:
+    contracts = load_contracts(None)
+    whole = RunConfig(lane="gpu", profile="pr", backends=["numba"])
+    costs = _costs(whole, contracts)
+    mean = sum(costs.values()) / len(costs)
+
+    def loads(balanced: bool) -> list[float]:
+        return [sum(costs.get(cases[0].kernel_id, mean) for _backend, cases in planned_groups(
+            RunConfig(lane="gpu", profile="pr", backends=["numba"], shard=(k, 4), costs=costs if balanced else None),
+            contracts)) for k in range(1, 5)]
+
+    balanced, contiguous = loads(True), loads(False)
+    assert max(balanced) - min(balanced) <= max(costs.values())  # greedy longest-first bound
+    assert max(balanced) < max(contiguous)
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_the_session_record_names_the_gpu_its_worker_saw(small_contracts: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5")
+    run_worker(_config(small_contracts), tmp_path / "five.jsonl")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    run_worker(_config(small_contracts), tmp_path / "any.jsonl")
+    sessions = [r for name in ("five", "any") for r in read_journal(tmp_path / f"{name}.jsonl")
+                if isinstance(r, SessionRecord)]
+    assert [s.gpu for s in sessions] == ["5", ""]
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_balanced_journal_resumes_only_with_the_same_costs(small_contracts: Path, tmp_path: Path) -> None:
+    config = _config(small_contracts)
+    config.shard, config.costs = (1, 2), {"block.load/model/dtype=int16": 3.0}
+    journal = tmp_path / "j.jsonl"
+    with JournalWriter(journal) as writer:
+        writer.write(config.session_record())
+    run_worker(config, journal)  # the same costs: resumed
+    config.costs = {"block.load/model/dtype=int16": 4.0}
+    with pytest.raises(HarnessError, match=r"balance_sha256: journal '[0-9a-f]{8}', this run '[0-9a-f]{8}'"):
+        run_worker(config, journal)
