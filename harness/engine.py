@@ -210,11 +210,12 @@ class Engine:
         except CompileFailed as exc:
             share = _share(started, len(cases))
             return [self._record(c, Status.COMPILE_ERROR, str(exc), seconds=share) for c in cases]
+        compile_share = _share(started, len(cases))  # each case's part of its group's cost: compile + its launch
         per_launch = max(1, self.max_blocks // cases[0].contract.oracle.blocks_per_case(spec))
         records: list[CaseRecord] = []
         for start in range(0, len(cases), per_launch):
             records += self._launch(spec, compiled, cases[start:start + per_launch])
-        return records
+        return [_with_seconds(r, round(r.seconds + compile_share, 6)) for r in records]
 
     def _launch(self, spec: coopcheck.KernelSpec, compiled: Any, cases: list[Case]) -> list[CaseRecord]:
         """One batched launch judged from a snapshot of its inputs; only the adapter's own errors are Crash.

@@ -232,3 +232,18 @@ def test_the_host_lane_journals_each_kernels_resource_figures(small_contracts: P
     assert measured.figures == {"registers": 18, "shared_bytes": 0, "barriers": 0, "local_bytes": 0,
                                 "stack_bytes": 8}
     assert measured.forbidden["CALL"] == 1 and measured.forbidden["LDL"] == 0
+
+
+def test_a_run_cases_seconds_include_its_share_of_the_groups_compile(small_contracts: Path) -> None:
+    """A group's cost is its compile and its launches: a cost model fed from case seconds (balanced shards,
+    the scaling prediction) would otherwise miss the phase that dominates cuda.coop's and CUTLASS's groups."""
+    import time
+
+    class SlowCompile(ModelAdapter):
+        def compile(self, spec: coopcheck.KernelSpec, *, arch: str) -> object:
+            time.sleep(0.3)
+            return super().compile(spec, arch=arch)
+
+    spec, cases = _group(small_contracts, "simulator")
+    records = [r for r in _engine("simulator", SlowCompile(), []).run_group(spec, cases) if r.status is Status.PASS]
+    assert len(records) == len(cases) and sum(r.seconds for r in records) >= 0.3
