@@ -57,6 +57,9 @@ WHY = {
     PREFIX: "valid item stored",
     ELSEWHERE: "element left as it was",
 }
+#: The algorithms of the family (harness.families.Oracle), and its own axes: none past the common ones.
+ALGORITHMS = coopcheck.ALGORITHMS
+AXES: dict[str, tuple[str, ...]] = {}
 #: The launch's inputs per operation: a launch must leave every one of them as it was.
 INPUT_FIELDS = {"block.load": ("src", "init", "valid", "offset", "has_oob", "oob"),
                 "block.store": ("items", "valid", "offset")}
