@@ -53,7 +53,8 @@ class Case:
 
     @cached_property  # read several times per case (building, judging, seeding valid_items)
     def spec(self) -> coopcheck.KernelSpec:
-        return kernel_spec(self.contract.operation, dict(self.params), self.contract.statics)
+        return kernel_spec(self.contract.operation, dict(self.params), self.contract.statics,
+                           self.contract.variant_axes)
 
     def seed(self, global_seed: int) -> int:
         """Deterministic per-case seed: the same id and global seed always draw the same data."""
@@ -104,7 +105,7 @@ def point_valid_names(contract: Contract, point: tuple[tuple[str, Any], ...]) ->
 def _kernel_ok(contract: Contract, point: dict[str, Any]) -> bool:
     """False for points an excluded static rule rejects; other rule breaks are contract bugs."""
     try:
-        contract.oracle.check_static(kernel_spec(contract.operation, point, ()))
+        contract.oracle.check_static(kernel_spec(contract.operation, point, (), contract.variant_axes))
     except coopcheck.InvalidParameter as exc:
         if exc.rule in contract.excluded_rules:
             return False
@@ -148,8 +149,9 @@ def _covering(grid: list[tuple[tuple[str, Any], ...]], strength: int) -> list[tu
 
 def expand(contract: Contract, backend: str, profile: str) -> list[Case]:
     """Every case of one contract for one backend and profile, rejections included."""
+    smoke_valid = profile == "smoke" and "valid" in contract.case_axes
     cases = [case for point in kernel_points(contract, profile)
-             for case in point_cases(contract, backend, point) if profile != "smoke" or case["valid"] in SMOKE_VALID]
+             for case in point_cases(contract, backend, point) if not smoke_valid or case["valid"] in SMOKE_VALID]
     for rej in contract.rejects:
         cases.append(reject_case(contract, backend, rej))
     check_unique(cases, contract)
@@ -157,9 +159,9 @@ def expand(contract: Contract, backend: str, profile: str) -> list[Case]:
 
 
 def point_cases(contract: Contract, backend: str, point: tuple[tuple[str, Any], ...]) -> list[Case]:
-    """The run cases of one kernel point: every combination of its case-axis values."""
-    case_axes = contract.case_axes
-    axes = [point_valid_names(contract, point) if a == "valid" else contract.axes[a] for a in case_axes]
+    """The run cases of one kernel point: every combination of the case-axis values that exist there."""
+    case_axes, at = contract.case_axes, dict(point)
+    axes = [point_valid_names(contract, point) if a == "valid" else contract.case_values(a, at) for a in case_axes]
     return [Case(contract, backend, point + tuple(zip(case_axes, values, strict=True)))
             for values in itertools.product(*axes)]
 
@@ -213,6 +215,10 @@ def case_from_id(case_id: str, contracts: Iterable[Contract]) -> Case:
         if "valid" in text and text["valid"] not in point_valid_names(contract, point):
             raise CaseIdError(f"{case_id!r}: valid={text['valid']} does not exist in this kernel point (tile "
                               f"{case.spec.tile}: outside [0, tile], or the value of an earlier name)")
+        for name, value in case.params[len(contract.kernel_axes):]:
+            if value not in contract.case_values(name, dict(point)):
+                raise CaseIdError(f"{case_id!r}: {name}={value} does not exist in this kernel point (the "
+                                  f"contract's [[only]] tables)")
     if case.id != case_id:
         raise CaseIdError(f"{case_id!r}: parameters out of the contract's axis order ({case.id})")
     return case

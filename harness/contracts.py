@@ -25,7 +25,10 @@ from harness.datafile import read_toml
 from harness.errors import ContractError
 from harness.families import Oracle, load_oracle
 
+#: The kernel axes every contract has; a family adds its own (its oracle's ``AXES``) after them.
 KERNEL_AXES = ("dtype", "block", "ipt", "alg")
+#: The case axes the schema knows; a family adds its own (its oracle's ``AXES``).
+CASE_AXES = ("valid", "oob", "offset")
 CONTRACTS_ENV = "COOP_CONTRACTS"
 #: Data files of the contracts folder that are not contracts.
 NOT_CONTRACTS = ("coverage", "expectations", "nightly")
@@ -59,6 +62,21 @@ class Rule:
         return all(params.get(axis) in values for axis, values in self.when.items())
 
 
+@dataclass(frozen=True)
+class Only:
+    """Values of a case axis that exist only at the kernel points ``when`` names (elsewhere the axis's other
+    values do), and why."""
+
+    axis: str
+    values: tuple[Any, ...]
+    when: dict[str, tuple[Any, ...]]
+    reason: str
+
+    def excludes(self, value: Any, point: dict[str, Any]) -> bool:
+        """Whether ``value`` of this entry's axis does not exist at kernel point ``point``."""
+        return value in self.values and not all(point[axis] in values for axis, values in self.when.items())
+
+
 @dataclass(frozen=True, eq=False)
 class Contract:
     """One operation's contract: axes (kernel ones compile, case ones ride), rules, resources, its family's
@@ -77,11 +95,28 @@ class Contract:
     rules: tuple[Rule, ...]
     resources: tuple[dict[str, Any], ...]
     rejects: tuple[RejectCase, ...]
+    only: tuple[Only, ...] = ()
 
     @property
     def axis_order(self) -> tuple[str, ...]:
         """Kernel axes then case axes: the parameter order of every case id."""
         return self.kernel_axes + self.case_axes
+
+    @property
+    def variant_axes(self) -> tuple[str, ...]:
+        """The family's own kernel axes (after dtype, block, ipt and alg): a kernel spec's ``variant``."""
+        return tuple(a for a in self.kernel_axes if a not in KERNEL_AXES)
+
+    def case_values(self, axis: str, point: dict[str, Any]) -> tuple[Any, ...]:
+        """The values of case axis ``axis`` that exist at kernel point ``point`` (see :class:`Only`)."""
+        return tuple(v for v in self.axes[axis] if not any(o.axis == axis and o.excludes(v, point)
+                                                            for o in self.only))
+
+    def resources_for(self, point: dict[str, Any]) -> list[dict[str, Any]]:
+        """The resource rules that apply to kernel point ``point`` (their ``when`` holds), as the inspector
+        takes them (without ``when``)."""
+        return [{k: v for k, v in r.items() if k != "when"} for r in self.resources
+                if all(point.get(axis) in values for axis, values in r.get("when", {}).items())]
 
     def rules_for_check(self, check: str, params: dict[str, Any] | None = None) -> list[str]:
         """Rules enforced by ``check``; with a case's params, only those that speak of that case."""
@@ -98,7 +133,11 @@ def _schema(oracle: Oracle) -> dict[str, Any]:
     contract's oracle."""
     schema: dict[str, Any] = json.loads(_schema_text())
     schema["$defs"]["dtype"] = {"enum": list(coopcheck.DTYPES)}
-    schema["$defs"]["algorithm"] = {"enum": list(coopcheck.ALGORITHMS)}
+    schema["$defs"]["algorithm"] = {"enum": list(oracle.ALGORITHMS)}
+    schema["$defs"]["kernel_axis"] = {"enum": [*KERNEL_AXES, *oracle.AXES]}
+    schema["$defs"]["case_axis"] = {"enum": [*CASE_AXES, *oracle.AXES]}
+    for name, values in oracle.AXES.items():
+        schema["properties"]["axes"]["properties"][name] = {"$ref": "#/$defs/values", "items": {"enum": list(values)}}
     schema["$defs"]["static_rule"] = {"enum": sorted(STATIC_RULES)}
     schema["$defs"]["valid_name"] = {"anyOf": [{"enum": list(VALID_BOUNDARIES)},
                                                {"type": "string", "pattern": RANDOM_VALID.pattern}]}
@@ -132,12 +171,13 @@ def load_contract(path: Path) -> Contract:
     if errors:
         raise _fail(path, _where(errors[0]), errors[0].message)
     roles = data["roles"]
-    if sorted(roles["kernel"]) != sorted(KERNEL_AXES):
-        raise _fail(path, "roles.kernel", f"must list exactly {', '.join(KERNEL_AXES)}")
+    if not set(KERNEL_AXES) <= set(roles["kernel"]) <= set(data["axes"]):
+        raise _fail(path, "roles.kernel", f"must list {', '.join(KERNEL_AXES)}, and may add axes of the contract "
+                                          "(the family's own kernel axes)")
     missing = set(data["axes"]) - set(roles["kernel"]) - set(roles["case"])
     unknown = set(roles["case"]) - set(data["axes"])
-    if missing or unknown:
-        others = sorted(set(data["axes"]) - set(KERNEL_AXES))
+    if missing or unknown or set(roles["case"]) & set(roles["kernel"]):
+        others = sorted(set(data["axes"]) - set(roles["kernel"]))
         raise _fail(path, "roles.case", f"must list exactly the non-kernel axes {others}")
     problem = oracle.axes_problem(data["operation"], data["axes"])
     if problem:
@@ -146,8 +186,16 @@ def load_contract(path: Path) -> Contract:
     names = [r["name"] for r in data["rules"]]
     if len(names) != len(set(names)):
         raise _fail(path, "rules", f"duplicate rule name in {names}")
+    variant = tuple(a for a in roles["kernel"] if a not in KERNEL_AXES)
     for i, rej in enumerate(data["reject"]):
-        _check_reject(path, i, oracle, kernel_spec(data["operation"], rej["params"], statics), rej)
+        missing_axes = [a for a in roles["kernel"] if a not in rej["params"]]
+        if missing_axes:
+            raise _fail(path, f"reject[{i}].params", f"lacks the kernel axes {missing_axes}")
+        _check_reject(path, i, oracle, kernel_spec(data["operation"], rej["params"], statics, variant), rej,
+                      roles["kernel"])
+    for i, res in enumerate(data["resources"]):
+        _check_when(path, f"resources[{i}].when", res.get("when", {}), data["axes"], roles["kernel"])
+    only = tuple(_only(path, i, entry, data["axes"], roles) for i, entry in enumerate(data.get("only", [])))
     return Contract(
         path=path,
         id=data["contract"],
@@ -162,6 +210,7 @@ def load_contract(path: Path) -> Contract:
         rules=tuple(_rule(path, i, r, data["axes"]) for i, r in enumerate(data["rules"])),
         resources=tuple(data["resources"]),
         rejects=tuple(RejectCase(r["name"], r["rule"], dict(r["params"])) for r in data["reject"]),
+        only=only,
     )
 
 
@@ -191,9 +240,34 @@ def _rule(path: Path, index: int, rule: dict[str, Any], axes: dict[str, list[Any
                 tuple(rule.get("matches", ())))
 
 
-def _check_reject(path: Path, index: int, oracle: Oracle, spec: coopcheck.KernelSpec, rej: dict[str, Any]) -> None:
+def _check_when(path: Path, where: str, when: dict[str, Any], axes: dict[str, list[Any]],
+                kernel: list[str]) -> None:
+    """A ``when`` that selects kernel points: kernel axes only, each with values of its axis."""
+    for axis, values in when.items():
+        if axis not in kernel:
+            raise _fail(path, f"{where}.{axis}", f"not a kernel axis ({', '.join(kernel)})")
+        unknown = [v for v in values if v not in axes[axis]]
+        if unknown:
+            raise _fail(path, f"{where}.{axis}", f"{unknown} are not values of axis {axis}")
+
+
+def _only(path: Path, index: int, entry: dict[str, Any], axes: dict[str, list[Any]],
+          roles: dict[str, list[str]]) -> Only:
+    where = f"only[{index}]"
+    if entry["axis"] not in roles["case"]:
+        raise _fail(path, f"{where}.axis", f"{entry['axis']!r} is not a case axis ({', '.join(roles['case'])})")
+    unknown = [v for v in entry["values"] if v not in axes[entry["axis"]]]
+    if unknown:
+        raise _fail(path, f"{where}.values", f"{unknown} are not values of axis {entry['axis']}")
+    _check_when(path, f"{where}.when", entry["when"], axes, roles["kernel"])
+    return Only(entry["axis"], tuple(entry["values"]), {k: tuple(v) for k, v in entry["when"].items()},
+                entry["reason"])
+
+
+def _check_reject(path: Path, index: int, oracle: Oracle, spec: coopcheck.KernelSpec, rej: dict[str, Any],
+                  kernel: list[str]) -> None:
     """A reject case must break exactly the rule it names, or it proves nothing."""
-    unknown = sorted(set(rej["params"]) - set(KERNEL_AXES) - {name for name, _ in spec.statics})
+    unknown = sorted(set(rej["params"]) - set(kernel) - {name for name, _ in spec.statics})
     if unknown:
         raise _fail(path, f"reject[{index}].params", f"{unknown} are neither kernel axes nor the contract's statics")
     try:
@@ -205,11 +279,14 @@ def _check_reject(path: Path, index: int, oracle: Oracle, spec: coopcheck.Kernel
     raise _fail(path, f"reject[{index}]", f"breaks no static rule, but declares {rej['rule']!r}")
 
 
-def kernel_spec(operation: str, params: dict[str, Any], statics: tuple[str, ...]) -> coopcheck.KernelSpec:
-    """The kernel spec of a case's (or a reject case's) parameters: the kernel axes, and the statics it sets."""
+def kernel_spec(operation: str, params: dict[str, Any], statics: tuple[str, ...],
+                variant: tuple[str, ...] = ()) -> coopcheck.KernelSpec:
+    """The kernel spec of a case's (or a reject case's) parameters: the kernel axes (``variant``: the family's
+    own, in the contract's order), and the statics it sets."""
     return coopcheck.KernelSpec(operation=operation, dtype=params["dtype"], block=parse_block(params["block"]),
                                 items_per_thread=params["ipt"], algorithm=params["alg"],
-                                statics=tuple((name, params[name]) for name in statics if name in params))
+                                statics=tuple((name, params[name]) for name in statics if name in params),
+                                variant=tuple((name, params[name]) for name in variant))
 
 
 def parse_block(text: str) -> tuple[int, ...]:

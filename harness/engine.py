@@ -55,7 +55,7 @@ class Engine:
     max_blocks: int = 4096
     _compiled: dict[Hashable, Any] = field(default_factory=dict)
     _compile_errors: dict[Hashable, str] = field(default_factory=dict)
-    _inspected: dict[Hashable, tuple[str, list[str], dict[str, int], dict[str, int]]] = field(default_factory=dict)
+    _reports: dict[Hashable, Any] = field(default_factory=dict)  # kernel key -> its inspection (KernelReport)
     launches: int = 0  # launches so far: the sequence number of the launch ledger
     #: Seconds spent per phase (see :meth:`timed`), for the run summary and the journal's end record.
     phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -135,6 +135,9 @@ class Engine:
     def _reject(self, case: Case) -> CaseRecord:
         assert case.reject is not None
         want = case.reject.rule
+        reason = undeclared(self.adapter, case.spec)
+        if reason is not None:  # no kernel builder, so no public entry point to refuse the statics either
+            return self._record(case, Status.NOT_SUPPORTED, reason)
         try:
             with self.timed("compile"):
                 self.adapter.compile(case.spec, arch=self.arch)
@@ -189,14 +192,17 @@ class Engine:
         except Exception as exc:
             return [self._record(c, Status.COMPILE_ERROR, f"artifacts failed: {_one_line(exc)}") for c in cases]
         key = self.adapter.kernel_key(spec)
-        if key not in self._inspected:
+        if key not in self._reports:
             with self.timed("inspect"):
-                report = inspect_artifacts(artifacts)
-            rules = list(cases[0].contract.resources)
-            self._inspected[key] = (report.sha256, resource_violations(report, spec.algorithm, rules),
-                                    report.figures, forbidden_hits(report, spec.algorithm, rules))
-        sha, violations, figures, forbidden = self._inspected[key]
-        self.emit(ResourceRecord(cases[0].kernel_id, self.lane, sha, figures, forbidden))
+                self._reports[key] = inspect_artifacts(artifacts)
+        report = self._reports[key]
+        # The rules that apply depend on the kernel point, which a kernel key may not (a block size, say).
+        contract = cases[0].contract
+        rules, known = contract.resources_for(dict(cases[0].params)), contract.oracle.ALGORITHMS
+        violations = resource_violations(report, spec.algorithm, rules, known)
+        sha = report.sha256
+        self.emit(ResourceRecord(cases[0].kernel_id, self.lane, sha, report.figures,
+                                 forbidden_hits(report, spec.algorithm, rules, known)))
         if violations:
             return [self._record(c, Status.FAIL, "; ".join(violations), ("resources",), sha) for c in cases]
         return [self._record(c, Status.PASS, "", (), sha) for c in cases]

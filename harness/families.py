@@ -31,6 +31,10 @@ class Oracle(Protocol):
     OUTPUT_CHECKS: frozenset[str]
     #: Known wrong implementations the oracle recognises (name -> what it does), for rules' ``matches``.
     DIAGNOSES: Mapping[str, str]
+    #: The values the ``alg`` axis (and the resource rules' ``algorithms``) may name: the family's algorithms.
+    ALGORITHMS: tuple[str, ...]
+    #: The family's own axes past the common ones (name -> the values it may take), kernel or case axes.
+    AXES: Mapping[str, tuple[str, ...]]
 
     def check_static(self, spec: coopcheck.KernelSpec) -> None:
         """Raise ``coopcheck.InvalidParameter`` for the first static rule ``spec`` breaks."""

@@ -44,10 +44,11 @@ def model_backend(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[P
 
 @pytest.fixture
 def small_contracts(tmp_path: Path) -> Path:
-    """The shipped contracts cut down to a few kernel points, for end-to-end runs in seconds."""
+    """The shipped Load and Store contracts cut down to a few kernel points, for end-to-end runs in seconds (the
+    families the model backend's tests were written against: another family gets its own end-to-end tests)."""
     folder = tmp_path / "contracts"
     folder.mkdir()
-    for path in (ROOT / "contracts").glob("block_*.toml"):
+    for path in (ROOT / "contracts" / name for name in ("block_load.toml", "block_store.toml")):
         text = path.read_text()
         text = text.replace('dtype = ["uint8", "int8", "int16", "uint16", "int32", "uint32", "int64", "uint64", '
                             '"float16", "float32", "float64"]', 'dtype = ["int16", "float64"]')

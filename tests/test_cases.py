@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import coopcheck
 import pytest
 
 from harness.boundaries import VALID_BOUNDARIES
@@ -12,6 +13,8 @@ from harness.contracts import Contract, load_contracts
 from harness.errors import CaseIdError
 
 CONTRACTS = {c.id: c for c in load_contracts()}
+#: The contracts whose cases sweep valid_items (Load and Store).
+PARTIAL_TILES = sorted(cid for cid, c in CONTRACTS.items() if "valid" in c.axes)
 
 
 @pytest.fixture(params=sorted(CONTRACTS))
@@ -19,7 +22,14 @@ def contract(request: pytest.FixtureRequest) -> Contract:
     return CONTRACTS[request.param]
 
 
-def test_full_profile_is_the_grid_minus_exclusions(contract: Contract) -> None:
+@pytest.fixture(params=PARTIAL_TILES)
+def swept(request: pytest.FixtureRequest) -> Contract:
+    return CONTRACTS[request.param]
+
+
+@pytest.mark.parametrize("contract_id", PARTIAL_TILES)
+def test_full_profile_is_the_grid_minus_exclusions(contract_id: str) -> None:
+    contract = CONTRACTS[contract_id]
     axes = [contract.axes[a] for a in contract.kernel_axes]
     grid = list(itertools.product(*axes))
     partial_warp_blocks = [b for b in contract.axes["block"] if eval(b.replace("x", "*")) % 32]
@@ -36,7 +46,8 @@ def test_pr_profile_covers_every_pair_of_values_of_every_two_kernel_axes(contrac
     assert len(points) < len(full) / 20
 
 
-def test_every_kernel_point_sweeps_the_valid_items_boundaries_with_every_offset_and_oob(contract: Contract) -> None:
+def test_every_kernel_point_sweeps_the_valid_items_boundaries_with_every_offset_and_oob(swept: Contract) -> None:
+    contract = swept
     point = (("dtype", "int32"), ("block", "256"), ("ipt", 4), ("alg", "striped"))
     cases = point_cases(contract, "numba", point)
     values = {c["valid"]: c.valid_items() for c in cases}
@@ -48,8 +59,9 @@ def test_every_kernel_point_sweeps_the_valid_items_boundaries_with_every_offset_
     assert per_valid == len(contract.axes["offset"]) * len(contract.axes.get("oob", ["-"]))
 
 
-def test_boundaries_that_coincide_or_fall_outside_the_tile_run_once(contract: Contract) -> None:
+def test_boundaries_that_coincide_or_fall_outside_the_tile_run_once(swept: Contract) -> None:
     """block 32, ipt 1: tile 32, so threads+1 and warp+1 do not exist and ipt, threads, warp repeat others."""
+    contract = swept
     point = (("dtype", "uint8"), ("block", "32"), ("ipt", 1), ("alg", "direct"))
     cases = point_cases(contract, "numba", point)
     values = {}
@@ -60,7 +72,8 @@ def test_boundaries_that_coincide_or_fall_outside_the_tile_run_once(contract: Co
     assert {"full", "zero", "one", "tile-1", "ipt+1", "half"} <= set(values)
 
 
-def test_an_id_naming_a_boundary_its_kernel_point_lacks_is_refused(contract: Contract) -> None:
+def test_an_id_naming_a_boundary_its_kernel_point_lacks_is_refused(swept: Contract) -> None:
+    contract = swept
     good = point_cases(contract, "numba", (("dtype", "uint8"), ("block", "32"), ("ipt", 1), ("alg", "direct")))[0]
     bad = good.id.replace("valid=full", "valid=threads+1")
     with pytest.raises(CaseIdError, match="threads\\+1 does not exist"):
@@ -98,3 +111,55 @@ def test_seeds_derive_from_id_and_global_seed(contract: Contract) -> None:
 def test_bad_ids_name_the_problem(case_id: str, message: str) -> None:
     with pytest.raises(CaseIdError, match=message):
         case_from_id(case_id, CONTRACTS.values())
+
+
+EXCHANGE = CONTRACTS["block.exchange"]
+WARP_METHODS = ("warp_striped_to_blocked", "blocked_to_warp_striped")
+
+
+def test_exchange_full_profile_is_the_grid_minus_warp_methods_on_a_partial_last_warp() -> None:
+    axes = [EXCHANGE.axes[a] for a in EXCHANGE.kernel_axes]
+    partial_last_warp = [b for b in EXCHANGE.axes["block"] if (n := eval(b.replace("x", "*"))) > 32 and n % 32]
+    excluded = len(WARP_METHODS) * len(partial_last_warp) * len(EXCHANGE.axes["dtype"]) * len(EXCHANGE.axes["ipt"]) \
+        * len(EXCHANGE.axes["slicing"]) * len(EXCHANGE.axes["output"])
+    assert partial_last_warp == ["100", "10x5"]
+    assert len(kernel_points(EXCHANGE, "full")) == len(list(itertools.product(*axes))) - excluded
+
+
+def test_a_family_kernel_axis_is_part_of_the_spec_its_symbol_and_its_group() -> None:
+    """slicing and output are compile-time: they split groups, and no two specializations share a symbol."""
+    points = kernel_points(EXCHANGE, "pr")
+    specs = {point_cases(EXCHANGE, "numba", p)[0].spec for p in points}
+    assert len(specs) == len(points)
+    one = point_cases(EXCHANGE, "numba", points[0])[0]
+    assert one.spec.variant == (("slicing", one["slicing"]), ("output", one["output"]))
+    assert one.spec.static("output") == one["output"] and one.kernel_id.endswith(f"output={one['output']}")
+    symbols = {coopcheck.kernel_symbol(s, include_block=True) for s in specs}
+    assert len(symbols) == len(specs)
+    assert not [(a, b) for a in symbols for b in symbols if a != b and a in b], "a symbol holds another's"
+
+
+@pytest.mark.parametrize(("method", "ranks"), [
+    ("striped_to_blocked", ["none"]),
+    ("blocked_to_warp_striped", ["none"]),
+    ("scatter_to_blocked", ["identity", "reverse", "random"]),
+    ("scatter_to_striped", ["identity", "reverse", "random"]),
+    ("scatter_to_striped_guarded", ["identity", "reverse", "random", "partial", "sparse"]),
+    ("scatter_to_striped_flagged", ["identity", "reverse", "random", "partial", "sparse"]),
+])
+def test_the_only_tables_give_each_method_its_rank_patterns(method: str, ranks: list[str]) -> None:
+    point = (("dtype", "int32"), ("block", "64"), ("ipt", 2), ("alg", method), ("slicing", "on"),
+             ("output", "inplace"))
+    assert [c["ranks"] for c in point_cases(EXCHANGE, "numba", point)] == ranks
+
+
+def test_an_id_naming_a_value_its_kernel_point_lacks_is_refused() -> None:
+    good = "block.exchange/numba/dtype=int32,block=64,ipt=2,alg=scatter_to_striped,slicing=on,output=inplace"
+    assert case_from_id(good + ",ranks=random", CONTRACTS.values())["ranks"] == "random"
+    with pytest.raises(CaseIdError, match=r"ranks=partial does not exist in this kernel point"):
+        case_from_id(good + ",ranks=partial", CONTRACTS.values())
+
+
+def test_the_smoke_profile_of_a_contract_without_valid_items_keeps_its_cases() -> None:
+    smoke = [c for c in expand(EXCHANGE, "numba", "smoke") if c.reject is None]
+    assert len(smoke) == sum(len(point_cases(EXCHANGE, "numba", p)) for p in kernel_points(EXCHANGE, "smoke")) > 0

@@ -27,6 +27,8 @@ def test_list_prints_both_profiles(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "block.load   full   4081 kernel points   361164 run cases in  1504392 blocks" in out
     assert "block.store  pr      124 kernel points     4911 run cases in    20403 blocks" in out
+    assert "block.exchange pr       99 kernel points      233 run cases in      950 blocks   6 reject cases" in out
+    assert "block.exchange full  17952 kernel points    46464 run cases in   189600 blocks" in out
 
 
 @pytest.mark.usefixtures("model_backend")

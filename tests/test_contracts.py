@@ -11,13 +11,16 @@ from harness.contracts import contracts_dir, load_contract, load_contracts
 from harness.errors import ContractError
 
 SHIPPED = contracts_dir() / "block_load.toml"
+EXCHANGE = contracts_dir() / "block_exchange.toml"
 
 
 def test_shipped_contracts_load() -> None:
     contracts = {c.id: c for c in load_contracts()}
-    assert set(contracts) == {"block.load", "block.store"}
+    assert set(contracts) == {"block.load", "block.store", "block.exchange"}
     assert contracts["block.load"].case_axes == ("valid", "oob", "offset")
     assert "oob" not in contracts["block.store"].axes
+    assert contracts["block.exchange"].variant_axes == ("slicing", "output")
+    assert contracts["block.exchange"].case_axes == ("ranks",) and contracts["block.load"].variant_axes == ()
 
 
 def _mutated(tmp_path: Path, old: str, new: str) -> Path:
@@ -79,3 +82,42 @@ def test_rule_conditions_must_name_axis_values(tmp_path: Path) -> None:
     path = _mutated(tmp_path, 'when = { alg = ["vectorize"]', 'when = { alg = ["vectorise"]')
     with pytest.raises(ContractError, match=r"rules\[4\]\.when\.alg: \['vectorise'\] are not values"):
         load_contract(path)
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('alg = ["striped_to_blocked",', 'alg = ["direct", "striped_to_blocked",',
+     r"axes\.alg\[0\]: 'direct' is not one of"),
+    ('slicing = ["off", "on"]', 'slicing = ["off", "sometimes"]', r"axes\.slicing\[1\]: 'sometimes' is not one of"),
+    ('kernel = ["dtype", "block", "ipt", "alg", "slicing", "output"]', 'kernel = ["dtype", "block", "alg", "slicing", '
+     '"output"]', r"roles\.kernel: must list dtype, block, ipt, alg"),
+    ('case = ["ranks"]', 'case = ["ranks", "output"]', r"roles\.case: must list exactly the non-kernel axes"),
+    ('axis = "ranks"\nvalues = ["none"]', 'axis = "slicing"\nvalues = ["off"]', r"only\[0\]\.axis: 'slicing' is not a "
+     r"case axis"),
+    ('values = ["partial", "sparse"]', 'values = ["partial", "dense"]',
+     r"only\[2\]\.values: \['dense'\] are not values"),
+    ('when = { alg = ["scatter_to_striped_guarded", "scatter_to_striped_flagged"] }\nreason',
+     'when = { ranks = ["random"] }\nreason', r"only\[2\]\.when\.ranks: not a kernel axis"),
+    ('when = { slicing = ["off"] }', 'when = { slicing = ["of"] }', r"resources\[2\]\.when\.slicing: \['of'\] are "
+     r"not values"),
+    ('slicing = "off", output = "aliased" }', 'output = "aliased" }', r"reject\[3\]\.params: lacks the kernel axes "
+     r"\['slicing'\]"),
+])
+def test_a_bad_family_axis_names_file_key_and_expectation(tmp_path: Path, old: str, new: str, message: str) -> None:
+    """A family's own axes are checked as the common ones are: the oracle's vocabulary fills the schema."""
+    text = EXCHANGE.read_text()
+    assert old in text, old
+    path = tmp_path / "broken.toml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(ContractError, match=re.escape(str(path)) + ": " + message):
+        load_contract(path)
+
+
+def test_resource_rules_apply_where_their_when_holds() -> None:
+    exchange = {c.id: c for c in load_contracts()}["block.exchange"]
+    point = {"dtype": "int32", "block": "128", "ipt": 2, "alg": "blocked_to_warp_striped", "output": "inplace"}
+    unsliced, sliced = (exchange.resources_for({**point, "slicing": s}) for s in ("off", "on"))
+    assert [r.get("forbid_sass") for r in unsliced] == [["CALL", "LDL", "STL"], None, ["BAR"]]
+    assert [r.get("require_sass") for r in sliced] == [None, ["BAR", "STS", "LDS"], ["BAR", "STS", "LDS"]]
+    assert not any("when" in r for r in unsliced + sliced)
+    one_warp = exchange.resources_for({**point, "slicing": "on", "block": "32"})
+    assert len(one_warp) == 2  # one warp takes no turns: no block barrier required

@@ -247,3 +247,30 @@ def test_a_run_cases_seconds_include_its_share_of_the_groups_compile(small_contr
     spec, cases = _group(small_contracts, "simulator")
     records = [r for r in _engine("simulator", SlowCompile(), []).run_group(spec, cases) if r.status is Status.PASS]
     assert len(records) == len(cases) and sum(r.seconds for r in records) >= 0.3
+
+
+def test_resource_rules_are_chosen_per_kernel_point_where_a_kernel_key_spans_several(
+        small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule whose ``when`` names a block applies to that block's group only, though a backend whose kernels
+    take the block at launch compiles (and the engine inspects) one kernel for both."""
+    import harness.inspect
+    from harness.inspect import KernelReport
+
+    path = small_contracts / "block_load.toml"
+    path.write_text(path.read_text() + '\n[[resources]]\nalgorithms = ["*"]\nwhen = { block = ["64"] }\nbarriers = 7\n')
+    report = KernelReport("k", "sm_90", "ab" * 32, registers=18, shared_static_bytes=0, shared_dynamic_bytes=0,
+                          shared_reserved_bytes=16, local_bytes=0, stack_bytes=0, barriers=0, sass="",
+                          instructions=(), opcodes=Counter())
+    monkeypatch.setattr(harness.inspect, "inspect_artifacts", lambda artifacts: report)
+
+    class BlockAtLaunch(ModelAdapter):
+        def kernel_key(self, spec: coopcheck.KernelSpec) -> object:
+            return (spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
+
+    contract = next(c for c in load_contracts(small_contracts) if c.id == "block.load")
+    groups = {spec.block: (spec, cases) for spec, cases in group_by_kernel(
+        c for c in lane_cases(contract, "model", "full", "host") if c.reject is None and c["alg"] == "direct"
+        and c["dtype"] == "int16" and c["ipt"] == 1)}
+    engine = _engine("host", BlockAtLaunch(), [])
+    statuses = {block: {r.status for r in engine.run_group(*groups[block])} for block in ((5, 3, 2), (64,))}
+    assert statuses == {(5, 3, 2): {Status.PASS}, (64,): {Status.FAIL}}

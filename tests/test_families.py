@@ -82,6 +82,18 @@ def test_a_backend_that_does_not_declare_the_family_is_not_supported(copy_contra
 
 
 @pytest.mark.usefixtures("model_backend")
+def test_the_reject_cases_of_an_undeclared_family_are_not_supported_too(copy_contracts: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a kernel builder there is no entry point to refuse the statics: the backend is not asked."""
+    monkeypatch.setenv(LEAVE_OUT_ENV, "block.copy")
+    _run(copy_contracts, tmp_path / "j.jsonl")
+    reject = final_cases(read_journal(tmp_path / "j.jsonl"))[
+        "block.copy/model/dtype=int16,block=32,ipt=0,alg=direct,reject=ipt-zero"]
+    assert (reject.status, reject.rules) == (Status.NOT_SUPPORTED, ())
+    assert reject.detail.startswith("backend model declares no kernel builder for block.copy")
+
+
+@pytest.mark.usefixtures("model_backend")
 def test_the_pytest_plugin_runs_a_family_it_does_not_know(pytester: pytest.Pytester, copy_contracts: Path) -> None:
     result = pytester.runpytest_subprocess(
         "-p", "harness.plugin", "-p", "no:cacheprovider", "--coop-lane", "simulator", "--coop-backend", "model",

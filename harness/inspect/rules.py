@@ -8,7 +8,7 @@ and ``stack_bytes`` must equal the stated value; ``min_shared_bytes`` is a lower
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import coopcheck
@@ -30,26 +30,29 @@ RULE_KEYS = ("algorithms", *_EXACT, "min_shared_bytes", *_PATTERN_KEYS)
 
 
 def resource_violations(
-    report: KernelReport, algorithm: str, rules: Sequence[Mapping[str, Any]]
+    report: KernelReport, algorithm: str, rules: Sequence[Mapping[str, Any]],
+    known: Collection[str] = coopcheck.ALGORITHMS,
 ) -> list[str]:
     """Messages for every rule ``report`` breaks among those that apply to ``algorithm``; empty = clean.
 
-    A malformed table (unknown key, bad value, unknown algorithm) raises :class:`ContractError`
-    naming the entry, whether or not the entry applies to ``algorithm``.
+    A malformed table (unknown key, bad value, an algorithm not in ``known``: the family's) raises
+    :class:`ContractError` naming the entry, whether or not the entry applies to ``algorithm``.
     """
-    return [message for rule in _applying(algorithm, rules) for message in _violations(report, rule)]
+    return [message for rule in _applying(algorithm, rules, known) for message in _violations(report, rule)]
 
 
-def forbidden_hits(report: KernelReport, algorithm: str, rules: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def forbidden_hits(report: KernelReport, algorithm: str, rules: Sequence[Mapping[str, Any]],
+                   known: Collection[str] = coopcheck.ALGORITHMS) -> dict[str, int]:
     """Each ``forbid_sass`` pattern applying to ``algorithm`` -> how many instructions match it: a report says
     which forbidden opcodes were looked for, not only that none broke a rule."""
-    return {p: len(report.find(p)) for rule in _applying(algorithm, rules) for p in rule.get("forbid_sass", ())}
+    return {p: len(report.find(p)) for rule in _applying(algorithm, rules, known)
+            for p in rule.get("forbid_sass", ())}
 
 
-def _applying(algorithm: str, rules: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _applying(algorithm: str, rules: Sequence[Mapping[str, Any]], known: Collection[str]) -> list[Mapping[str, Any]]:
     """The rules that apply to ``algorithm``, once every rule was checked."""
     for index, rule in enumerate(rules):
-        _check_rule(index, rule)
+        _check_rule(index, rule, known)
     return [rule for rule in rules if "*" in rule["algorithms"] or algorithm in rule["algorithms"]]
 
 
@@ -91,7 +94,7 @@ def _evidence(report: KernelReport, key: str) -> str:
     return f"; first {first.excerpt()}" if first else ""
 
 
-def _check_rule(index: int, rule: Mapping[str, Any]) -> None:
+def _check_rule(index: int, rule: Mapping[str, Any], known: Collection[str]) -> None:
     where = f"resources[{index}]"
     unknown = sorted(set(rule) - set(RULE_KEYS))
     if unknown:
@@ -100,9 +103,8 @@ def _check_rule(index: int, rule: Mapping[str, Any]) -> None:
     if not isinstance(algorithms, list) or not algorithms:
         raise ContractError(f"{where}.algorithms: a non-empty list of algorithms or '*' is required")
     for name in algorithms:
-        if name != "*" and name not in coopcheck.ALGORITHMS:
-            known = ", ".join(coopcheck.ALGORITHMS)
-            raise ContractError(f"{where}.algorithms: {name!r} is not '*' or one of {known}")
+        if name != "*" and name not in known:
+            raise ContractError(f"{where}.algorithms: {name!r} is not '*' or one of {', '.join(known)}")
     for key in (*_EXACT, "min_shared_bytes"):
         value = rule.get(key, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -24,9 +24,11 @@ from coopcheck.load_store import check_spec
 from harness.cases import Case
 from harness.oracles import diagnose
 from harness.oracles.diagnose import DIAGNOSES as DIAGNOSES  # the oracle's diagnoses (harness.families.Oracle)
-from harness.oracles.launch import PASSED, block_order
+from harness.oracles.judging import MAX_DETAIL, Judging
+from harness.oracles.judging import show as _show  # noqa: F401  (tests read values as the details show them)
 from harness.oracles.launch import Launch as Launch
 from harness.oracles.launch import Verdict as Verdict
+from harness.oracles.launch import block_order
 from harness.oracles.values import fill, patterns, raw_view
 
 Batch = coopcheck.LoadBatch | coopcheck.StoreBatch
@@ -34,7 +36,6 @@ Array = npt.NDArray[np.generic]
 #: Spare elements per block region: room for the largest offset class (32) plus alignment.
 REGION_SLACK = 32
 REGION_ALIGN = 16
-MAX_DETAIL = 8
 
 PLACED, UNTOUCHED, OOB_FILL, PREFIX, ELSEWHERE, INPUTS, ABI = range(7)
 CHECK_NAMES = {
@@ -56,6 +57,9 @@ WHY = {
     PREFIX: "valid item stored",
     ELSEWHERE: "element left as it was",
 }
+#: The algorithms of the family (harness.families.Oracle), and its own axes: none past the common ones.
+ALGORITHMS = coopcheck.ALGORITHMS
+AXES: dict[str, tuple[str, ...]] = {}
 #: The launch's inputs per operation: a launch must leave every one of them as it was.
 INPUT_FIELDS = {"block.load": ("src", "init", "valid", "offset", "has_oob", "oob"),
                 "block.store": ("items", "valid", "offset")}
@@ -207,16 +211,7 @@ def out_length(spec: coopcheck.KernelSpec, batch: Batch) -> int:
 
 def abi_problem(spec: coopcheck.KernelSpec, batch: Batch, out: object) -> str | None:
     """Why ``out`` is not the ABI's ``dst`` (an ndarray of the spec's dtype, native order, one row per block)."""
-    want = np.dtype(spec.dtype)
-    length = batch.n_blocks * out_length(spec, batch)
-    says = f"the ABI says {want.name}[{length}] in native byte order"
-    if not isinstance(out, np.ndarray):
-        return f"launch returned {type(out).__name__}, not a NumPy array; {says}"
-    order = {"<": "little-endian", ">": "big-endian", "=": "native", "|": "no byte order"}[out.dtype.byteorder]
-    if out.dtype != want or not out.dtype.isnative or out.shape != (length,):
-        shape = "x".join(map(str, out.shape)) or "scalar"
-        return f"launch returned {out.dtype.name}[{shape}] ({order}); {says}"
-    return None
+    return JUDGING.abi_problem(spec, batch, out)
 
 
 def compare(spec: coopcheck.KernelSpec, snap: Batch, out: np.ndarray) -> tuple[np.ndarray, np.ndarray,
@@ -228,98 +223,20 @@ def compare(spec: coopcheck.KernelSpec, snap: Batch, out: np.ndarray) -> tuple[n
     return got, want, wrong
 
 
+JUDGING = Judging(check_names=CHECK_NAMES, why=WHY, input_fields=lambda spec: INPUT_FIELDS[spec.operation],
+                  inputs_check=CHECK_NAMES[INPUTS], abi_check=CHECK_NAMES[ABI], diagnoses=diagnose.DIAGNOSES,
+                  out_length=out_length, compare=compare, check_ids=check_ids, explain=diagnose.explain)
+
+
 def judge(launch: Launch, snap: Batch, out: object) -> list[Verdict]:
     """Every case's verdict (in case order) from the output and what the launch left in its inputs."""
-    spec, live, n_cases = launch.spec, launch.batch, len(launch.cases)
-    problem = abi_problem(spec, snap, out)
-    if problem is not None:
-        return [Verdict((CHECK_NAMES[ABI],), (), problem)] * n_cases
-    assert isinstance(out, np.ndarray)
-    got, want, wrong = compare(spec, snap, out)
-    touched = _modified_inputs(spec, snap, live)
-    bad_blocks: npt.NDArray[np.bool_] = np.asarray(wrong.any(axis=1) | touched.any(axis=1))
-    if not bad_blocks.any():
-        return [PASSED] * n_cases
-    checks = np.zeros(wrong.shape, dtype=np.int64)
-    checks[bad_blocks] = check_ids(spec, snap, np.flatnonzero(bad_blocks))
-    diagnoses = diagnose.explain(spec, snap, got, wrong, launch, bad_blocks)
-    verdicts = [PASSED] * n_cases
-    for case in np.unique(launch.case_of_block[bad_blocks]):
-        blocks = np.flatnonzero((launch.case_of_block == case) & bad_blocks)
-        verdicts[int(case)] = _verdict(launch, snap, live, got, want, checks, wrong, touched, blocks, diagnoses)
-    return verdicts
-
-
-def _modified_inputs(spec: coopcheck.KernelSpec, snap: Batch, live: Batch) -> npt.NDArray[np.bool_]:
-    """(block, input field) -> whether the launch changed that block's part of the input."""
-    fields = INPUT_FIELDS[spec.operation]
-    touched = np.zeros((snap.n_blocks, len(fields)), dtype=bool)
-    for f, name in enumerate(fields):
-        before, after = np.asarray(getattr(snap, name)), getattr(live, name)
-        if not isinstance(after, np.ndarray) or after.shape != before.shape or after.dtype != before.dtype:
-            touched[:, f] = True
-            continue
-        diff = raw_view(np.ascontiguousarray(after)) != raw_view(np.ascontiguousarray(before))
-        touched[:, f] = diff.reshape(snap.n_blocks, -1).any(axis=1)
-    return touched
-
-
-def _show(value: np.generic, other: np.generic) -> str:
-    """A value for a message; floats that print alike show their raw bits too (``nan(0x7fa00001)``)."""
-    text = repr(value.item())
-    if value.dtype.kind == "f" and text == repr(other.item()):
-        bits = value.dtype.itemsize * 2
-        text += f"(0x{int(raw_view(np.array([value]))[0]):0{bits}x})"
-    return text
-
-
-def _verdict(launch: Launch, snap: Batch, live: Batch, got: np.ndarray, want: np.ndarray,
-             checks: npt.NDArray[np.int64], wrong: npt.NDArray[np.bool_], touched: npt.NDArray[np.bool_],
-             blocks: npt.NDArray[np.int64], diagnoses: dict[int, tuple[str, ...]]) -> Verdict:
-    """The verdict of one failing case from its failing blocks (one per pattern that caught it)."""
-    failed = sorted({CHECK_NAMES[int(c)] for b in blocks for c in np.unique(checks[b][wrong[b]])})
-    parts, total = [], int(wrong[blocks].sum())
-    first = next((int(b) for b in blocks if wrong[b].any()), None)
-    if first is not None:
-        name = launch.patterns[int(launch.pattern_of_block[first])]
-        for i in np.flatnonzero(wrong[first])[:MAX_DETAIL]:
-            g, w = got[first, i], want[first, i]
-            parts.append(f"out[{i}]={_show(g, w)}, but should be {_show(w, g)} ({WHY[int(checks[first, i])]})")
-        parts[0] = f"pattern {name}, block {first}: " + parts[0]
-    fields = INPUT_FIELDS[launch.spec.operation]
-    modified = sorted({fields[f] for b in blocks for f in np.flatnonzero(touched[b])})
-    if modified:
-        failed.append(CHECK_NAMES[INPUTS])
-        parts.append(f"the launch modified its input(s) {', '.join(modified)}")
-    caught = sorted({launch.patterns[int(launch.pattern_of_block[b])] for b in blocks})
-    # A known wrong implementation is deterministic: it explains a case only if it explains every block
-    # (pattern) whose output is wrong; a match in one pattern alone is a coincidence of that pattern's data.
-    output_blocks = [int(b) for b in blocks if wrong[b].any()]
-    explained = tuple(d for d in diagnoses.get(output_blocks[0], ()) if all(d in diagnoses.get(b, ())
-                                                                            for b in output_blocks)) \
-        if output_blocks else ()
-    detail = "; ".join(parts)
-    detail += f" ({total} wrong element(s) in {len(caught)} of {len(launch.patterns)} patterns: {', '.join(caught)})"
-    if explained:
-        detail += " matches: " + ", ".join(diagnose.DIAGNOSES[d] for d in explained)
-    return Verdict(tuple(sorted(failed)), explained, detail)
+    return JUDGING.judge(launch, snap, out)
 
 
 def block_failures(spec: coopcheck.KernelSpec, snap: Batch, out: object, limit: int = MAX_DETAIL) -> list[str]:
     """One line per wrong block of a hand-built launch (the backends' own runtime tests), from the snapshot
     of its inputs taken before the launch; an output off the ABI is one line."""
-    problem = abi_problem(spec, snap, out)
-    if problem is not None:
-        return [problem]
-    assert isinstance(out, np.ndarray)
-    got, want, wrong = compare(spec, snap, out)
-    failing = np.flatnonzero(wrong.any(axis=1))
-    checks = np.zeros(wrong.shape, dtype=np.int64)
-    checks[failing] = check_ids(spec, snap, failing)
-    lines = []
-    for b in failing:
-        shown = [f"out[{i}]={_show(got[b, i], want[b, i])}, but should be {_show(want[b, i], got[b, i])} "
-                 f"({WHY[int(checks[b, i])]})" for i in np.flatnonzero(wrong[b])[:limit]]
-        lines.append(f"block {b} (valid {int(np.asarray(snap.valid)[b])}, offset {int(np.asarray(snap.offset)[b])}): "
-                     f"{int(wrong[b].sum())} wrong: " + "; ".join(shown))
-    return lines
+    def describe(b: int) -> str:
+        return f"valid {int(np.asarray(snap.valid)[b])}, offset {int(np.asarray(snap.offset)[b])}"
+
+    return JUDGING.block_failures(spec, snap, out, describe, limit)

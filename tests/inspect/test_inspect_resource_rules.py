@@ -148,3 +148,13 @@ def test_malformed_table_is_a_contract_error(report_of, entry: dict[str, Any], m
     with pytest.raises(ContractError, match=r"^resources" + message):
         resource_violations(report_of("plain"), "direct", table)
 
+
+
+def test_a_familys_algorithms_are_the_ones_its_table_may_name(report_of) -> None:
+    """Another family's table names its own algorithms (Block Exchange: its methods), checked against those."""
+    methods = ("striped_to_blocked", "blocked_to_striped")
+    table = [{"algorithms": ["blocked_to_striped"], "barriers": 0}]
+    assert resource_violations(report_of("static_shared"), "striped_to_blocked", table, methods) == []
+    assert len(resource_violations(report_of("static_shared"), "blocked_to_striped", table, methods)) == 1
+    with pytest.raises(ContractError, match=r"'transpose' is not '\*' or one of striped_to_blocked, blocked_to_"):
+        resource_violations(report_of("plain"), "striped_to_blocked", [{"algorithms": ["transpose"]}], methods)

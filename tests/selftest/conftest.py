@@ -9,19 +9,23 @@ import pytest
 
 from harness.contracts import load_contracts
 
+from .exchange_mutants import EXCHANGE
 from .mutants import BOTH
 from .runs import Plan, plan
+
+#: The contracts the self-test has a reference model of.
+MODELLED = BOTH + EXCHANGE
 
 
 @pytest.fixture(scope="session")
 def pr_plans() -> dict[str, Plan]:
-    """The pr profile of the Load and Store contracts, inputs built once per session (per xdist worker)."""
+    """The pr profile of every modelled contract, inputs built once per session (per xdist worker)."""
     contracts = {c.id: c for c in load_contracts()}
-    missing = [cid for cid in BOTH if cid not in contracts]
+    missing = [cid for cid in MODELLED if cid not in contracts]
     if missing:
-        raise LookupError(f"the mutation self-test models {', '.join(BOTH)}; "
+        raise LookupError(f"the mutation self-test models {', '.join(MODELLED)}; "
                           f"the contracts lack {', '.join(missing)}")
-    return {cid: plan(contracts[cid], "pr") for cid in BOTH}
+    return {cid: plan(contracts[cid], "pr") for cid in MODELLED}
 
 
 class MutationSummary:

@@ -23,6 +23,8 @@ class Mutant(ReferenceModel):
     """A reference model with one deviation; ``name`` is its pytest id."""
 
     name: ClassVar[str]
+    #: The contracts it runs on (its family's), and the ones it must break.
+    family: ClassVar[tuple[str, ...]] = BOTH
     targets: ClassVar[tuple[str, ...]] = BOTH
     #: The contract rules that explain the deviation: every failing case must name one of them.
     rules: ClassVar[tuple[str, ...]]

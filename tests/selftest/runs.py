@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 import coopcheck
 
 from harness.cases import Case, expand, group_by_kernel
 from harness.contracts import Contract
 from harness.engine import explaining_rules
-from harness.oracles import block_load_store as oracle
+from harness.oracles.launch import Launch
 from harness.session import RunConfig
-
-from .model import ReferenceModel
 
 #: Backend name in the case ids of the self-test (the ids also seed the data).
 BACKEND = "model"
@@ -24,12 +23,20 @@ GLOBAL_SEED = RunConfig.seed
 REJECT_CHECK = "rejects-statics"
 
 
+class Model(Protocol):
+    """A model backend: one family's kernels on the host."""
+
+    def compile(self, spec: coopcheck.KernelSpec) -> coopcheck.KernelSpec: ...
+
+    def launch(self, spec: coopcheck.KernelSpec, batch: Any) -> Any: ...
+
+
 @dataclass(frozen=True)
 class Plan:
     """Everything one contract's profile asks of a backend."""
 
     contract: Contract
-    launches: tuple[oracle.Launch, ...]
+    launches: tuple[Launch, ...]
     rejects: tuple[Case, ...]
 
     @property
@@ -53,18 +60,19 @@ class Failure:
 def plan(contract: Contract, profile: str, seed: int = GLOBAL_SEED) -> Plan:
     """Expand ``contract`` for ``profile`` and build every launch's inputs once (kept as the snapshot)."""
     cases = expand(contract, BACKEND, profile)
-    launches = tuple(oracle.build(spec, group, seed)
+    launches = tuple(contract.oracle.build(spec, group, seed)
                      for spec, group in group_by_kernel(c for c in cases if c.reject is None))
     return Plan(contract, launches, tuple(c for c in cases if c.reject is not None))
 
 
-def failures(model: ReferenceModel, work: Plan) -> list[Failure]:
+def failures(model: Model, work: Plan) -> list[Failure]:
     """Every case of ``work`` that ``model`` fails, in case order (reject cases last).
 
     Each launch gets its own copy of the inputs, as a GPU gets its own device buffers: a model that
     writes into them is judged from the plan's untouched snapshot.
     """
     found: list[Failure] = []
+    oracle = work.contract.oracle
     for launch in work.launches:
         live = replace(launch, batch=oracle.snapshot(launch.batch))
         out = model.launch(model.compile(launch.spec), live.batch)

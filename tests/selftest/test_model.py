@@ -1,17 +1,21 @@
-"""The reference model is a correct backend: it passes every case of the pr profile, rejections included."""
+"""The reference models are correct backends: each passes every case of its pr profile, rejections included."""
 
 from __future__ import annotations
 
 import pytest
 
+from .exchange_model import ExchangeModel
+from .exchange_mutants import EXCHANGE
 from .model import ReferenceModel
 from .mutants import BOTH
-from .runs import Plan, failures
+from .runs import Model, Plan, failures
+
+MODELS: dict[str, type[Model]] = {**dict.fromkeys(BOTH, ReferenceModel), **dict.fromkeys(EXCHANGE, ExchangeModel)}
 
 
-@pytest.mark.parametrize("contract_id", BOTH)
+@pytest.mark.parametrize("contract_id", list(MODELS))
 def test_reference_model_passes_every_pr_case(contract_id: str, pr_plans: dict[str, Plan]) -> None:
     work = pr_plans[contract_id]
     assert work.launches and work.rejects, f"{contract_id}: the pr profile expanded to nothing"
-    found = failures(ReferenceModel(), work)
+    found = failures(MODELS[contract_id](), work)
     assert not found, f"{len(found)} of {work.n_cases} cases failed:\n" + "\n".join(map(str, found[:5]))

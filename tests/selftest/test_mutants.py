@@ -1,5 +1,5 @@
-"""Every mutant of the reference model fails at least one pr case of each contract it breaks, and no case
-of another: proof that the oracle's checks bite. Every failing case names a rule that explains the
+"""Every mutant of a reference model fails at least one pr case of each contract it breaks, and no case of
+another of its family: proof that the oracle's checks bite. Every failing case names a rule that explains the
 mutant's deviation, and a mutant the oracle can diagnose is reported with its diagnosis. The verdicts,
 with the rules named and each mutant's first failing case, are printed at the end of the session.
 
@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.oracles.diagnose import DIAGNOSES
-
+from .exchange_mutants import EXCHANGE_MUTANTS, ExchangeMutant
 from .mutants import MUTANTS, Mutant
 from .runs import Failure, Plan, failures, outline
 
@@ -35,10 +34,10 @@ def pinned_form(found: list[Failure]) -> dict[str, object]:
     return {"failing": len(found), "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest()}
 
 
-@pytest.mark.parametrize("mutant", [pytest.param(m, id=m.name) for m in MUTANTS])
-def test_mutant_is_caught(mutant: type[Mutant], pr_plans: dict[str, Plan],
+@pytest.mark.parametrize("mutant", [pytest.param(m, id=m.name) for m in (*MUTANTS, *EXCHANGE_MUTANTS)])
+def test_mutant_is_caught(mutant: type[Mutant | ExchangeMutant], pr_plans: dict[str, Plan],
                           record_property: Callable[[str, object], None]) -> None:
-    found = {cid: failures(mutant(), work) for cid, work in pr_plans.items()}
+    found = {cid: failures(mutant(), pr_plans[cid]) for cid in mutant.family}
     missed = [cid for cid in mutant.targets if not found[cid]]
     stray = [cid for cid in found if cid not in mutant.targets and found[cid]]
     if missed:
@@ -60,6 +59,6 @@ def test_mutant_is_caught(mutant: type[Mutant], pr_plans: dict[str, Plan],
     assert not unexplained, (f"{mutant.name}: {len(unexplained)} failing case(s) name none of {mutant.rules}, "
                              f"e.g. {unexplained[0]}")
     if mutant.diagnosis is not None:
-        said = DIAGNOSES[mutant.diagnosis]
+        said = pr_plans[mutant.targets[0]].contract.oracle.DIAGNOSES[mutant.diagnosis]
         assert any(f"matches: {said}" in f.detail or f", {said}" in f.detail
                    for cid in mutant.targets for f in found[cid]), f"{mutant.name}: no failure says '{said}'"

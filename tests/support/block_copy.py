@@ -27,6 +27,8 @@ OPERATION = "block.copy"
 CHECKS = frozenset({"tile-copied"})
 OUTPUT_CHECKS = CHECKS
 DIAGNOSES = {"offset-ignored": "the offset ignored (the tile read from the region's start)"}
+ALGORITHMS = ("direct",)
+AXES: dict[str, tuple[str, ...]] = {}
 REGION_SLACK = 32
 
 

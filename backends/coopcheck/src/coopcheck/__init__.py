@@ -5,6 +5,7 @@ Dependency-free on purpose: importing ``coopcheck`` loads no CUDA, numba or cutl
 
 from coopcheck.adapter import Adapter, Artifacts, CaseSupport, KernelSpec, kernel_symbol
 from coopcheck.availability import BackendUnavailable, require
+from coopcheck.exchange import ExchangeBatch
 from coopcheck.load_store import LoadBatch, StoreBatch
 from coopcheck.registry import UnknownBackend, active, available, register
 from coopcheck.vocabulary import (
@@ -19,8 +20,8 @@ from coopcheck.vocabulary import (
 
 __all__ = [
     "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
-    "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "InvalidParameter", "KernelSpec", "LoadBatch",
-    "StoreBatch",
+    "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "ExchangeBatch", "InvalidParameter", "KernelSpec",
+    "LoadBatch", "StoreBatch",
     "UnknownBackend", "active", "available", "block_threads", "check_static", "kernel_symbol",
     "register", "require",
 ]

@@ -34,10 +34,13 @@ class KernelSpec:
     algorithm: str
     #: The family's static parameters, (name, value) in its contract's order (only rejection cases set any).
     statics: tuple[tuple[str, Any], ...] = ()
+    #: The family's own kernel axes past dtype, block, ipt and alg, (name, value) in its contract's order (Block
+    #: Exchange's ``slicing`` and ``output``): part of every specialization, and of its kernel symbol.
+    variant: tuple[tuple[str, str], ...] = ()
 
     def static(self, name: str, default: Any = None) -> Any:
-        """The static parameter ``name``, or ``default`` when the spec does not set it."""
-        return dict(self.statics).get(name, default)
+        """The family parameter ``name`` (a variant axis, or a static), or ``default`` when the spec has none."""
+        return dict(self.variant + self.statics).get(name, default)
 
     @property
     def threads(self) -> int:
@@ -49,13 +52,16 @@ class KernelSpec:
 
 
 def kernel_symbol(spec: KernelSpec, *, include_block: bool = False) -> str:
-    """The kernel name every backend uses, so sanitizer records name their specialization.
+    """The kernel name every backend uses, so sanitizer records name their specialization (the variant's
+    values follow the algorithm, so no specialization's name holds another's).
 
     >>> kernel_symbol(KernelSpec("block.load", "int32", (16, 8), 4, "striped"), include_block=True)
     'coop_block_load__int32__ipt4__striped__b16x8'
+    >>> kernel_symbol(KernelSpec("block.exchange", "int8", (64,), 2, "scatter_to_striped", variant=(("x", "on"),)))
+    'coop_block_exchange__int8__ipt2__scatter_to_striped__on'
     """
     name = f"coop_{spec.operation.replace('.', '_')}__{spec.dtype}__ipt{spec.items_per_thread}"
-    name += f"__{spec.algorithm}"
+    name += f"__{spec.algorithm}" + "".join(f"__{value}" for _, value in spec.variant)
     if include_block:
         name += "__b" + "x".join(map(str, spec.block))
     return name

@@ -18,6 +18,11 @@ DTYPES = (
 )
 WARP_SIZE = 32
 MAX_BLOCK_THREADS = 1024
+#: Block Exchange's methods, CUB's eight (see :mod:`coopcheck.exchange`).
+EXCHANGE_METHODS = (
+    "striped_to_blocked", "blocked_to_striped", "warp_striped_to_blocked", "blocked_to_warp_striped",
+    "scatter_to_blocked", "scatter_to_striped", "scatter_to_striped_guarded", "scatter_to_striped_flagged",
+)
 
 
 class InvalidParameter(ValueError):
@@ -39,12 +44,39 @@ STATIC_RULES = {
     "block": f"a block has 1 to 3 positive extents and at most {MAX_BLOCK_THREADS} threads",
     "oob_default_value": "a static oob_default is a number (not a bool) that the dtype represents",
     "dtype": "dtype must be one of " + ", ".join(DTYPES),
+    # Block Exchange (coopcheck.exchange)
+    "exchange_method": "an exchange method is one of " + ", ".join(EXCHANGE_METHODS),
+    "exchange_slicing": "warp time-slicing is on or off",
+    "exchange_output": "an exchange's output is inplace or separate",
+    "exchange_warp_multiple": "the warp-striped exchange methods need a block of whole warps, or one warp of fewer "
+                              "than 32 threads (time-sliced or not)",
 }
 
 
 def block_threads(block: tuple[int, ...]) -> int:
     """Threads in a block of shape (x[, y[, z]])."""
     return prod(block)
+
+
+def check_dtype(dtype: str) -> None:
+    """The ``dtype`` rule, which every family shares."""
+    if dtype not in DTYPES:
+        raise InvalidParameter("dtype", f"{STATIC_RULES['dtype']} (got {dtype!r})")
+
+
+def check_items_per_thread(items_per_thread: int) -> None:
+    """The ``items_per_thread`` rule, which every family shares."""
+    if type(items_per_thread) is not int or items_per_thread < 1:
+        raise InvalidParameter(
+            "items_per_thread", f"{STATIC_RULES['items_per_thread']} (got {items_per_thread!r})"
+        )
+
+
+def check_block(block: tuple[int, ...]) -> None:
+    """The ``block`` rule, which every family shares."""
+    if not 1 <= len(block) <= 3 or any(type(d) is not int or d < 1 for d in block) \
+            or block_threads(block) > MAX_BLOCK_THREADS:
+        raise InvalidParameter("block", f"{STATIC_RULES['block']} (got {block!r})")
 
 
 def check_static(
@@ -71,17 +103,11 @@ def check_static(
     """
     if operation not in OPERATIONS:
         raise InvalidParameter("operation", f"unknown operation {operation!r}")
-    if dtype not in DTYPES:
-        raise InvalidParameter("dtype", f"{STATIC_RULES['dtype']} (got {dtype!r})")
+    check_dtype(dtype)
     if algorithm not in ALGORITHMS:
         raise InvalidParameter("algorithm", f"{STATIC_RULES['algorithm']} (got {algorithm!r})")
-    if type(items_per_thread) is not int or items_per_thread < 1:
-        raise InvalidParameter(
-            "items_per_thread", f"{STATIC_RULES['items_per_thread']} (got {items_per_thread!r})"
-        )
-    if not 1 <= len(block) <= 3 or any(type(d) is not int or d < 1 for d in block) \
-            or block_threads(block) > MAX_BLOCK_THREADS:
-        raise InvalidParameter("block", f"{STATIC_RULES['block']} (got {block!r})")
+    check_items_per_thread(items_per_thread)
+    check_block(block)
     threads = block_threads(block)
     if algorithm == "warp_transpose" and threads % WARP_SIZE:
         raise InvalidParameter(

@@ -1,7 +1,8 @@
 """``NumbaAdapter``: the harness's view of the numba-cuda backend (see ``coopcheck.Adapter``).
 
-One contract kernel per kernel key (operation, dtype, ipt, algorithm), compiled once per arch
-and launched with one block per case instance. Where it compiles depends on the machine:
+It builds the kernels of two families, Load/Store and Exchange. One contract kernel per kernel key
+(operation, dtype, ipt, algorithm, variant), compiled once per arch and launched with one block per case
+instance. Where it compiles depends on the machine:
 
 * a GPU of the requested arch: numba compiles for it, and the artifacts are what it launches;
 * no GPU (or another arch): PTX via ``compile_ptx`` and a cubin via nvJitLink (see
@@ -17,8 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, require
-from coopcheck.load_store import OPERATIONS, check_spec
+from coopcheck import Artifacts, ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, exchange, load_store, require
 from coopcheck.ptx import entry_name
 
 from coopcheck_numba import REQUIRES
@@ -49,36 +49,33 @@ class NumbaAdapter:
     """The ``numba`` backend: numba-cuda ``@cuda.jit`` kernels around :mod:`coopcheck_numba.blockio`."""
 
     name = "numba"
-    operations = OPERATIONS
+    operations = load_store.OPERATIONS | exchange.OPERATIONS
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
         self._builds: dict[tuple[Hashable, str], _Build] = {}
 
     def unsupported_reason(self, spec: KernelSpec) -> str | None:
-        """Every operation, dtype, algorithm, items_per_thread and block shape is implemented."""
+        """Every operation, dtype, algorithm (method), variant, items_per_thread and block shape is implemented."""
         return None
 
     def kernel_key(self, spec: KernelSpec) -> Hashable:
         """What a contract kernel is specialized on: the block shape is a launch parameter."""
-        return (spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
+        key: tuple[Hashable, ...] = (spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
+        return key + spec.variant if spec.variant else key
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        check_spec(spec)
+        (exchange.check_spec if spec.operation in exchange.OPERATIONS else load_store.check_spec)(spec)
         slot = (self.kernel_key(spec), arch)
         if slot not in self._builds:
             self._builds[slot] = _build(spec, arch)
         return CompiledKernel(spec, self._builds[slot])
 
     def artifacts(self, compiled: CompiledKernel) -> Artifacts:
-        from coopcheck_numba.blockio import shared_bytes
-
         spec, build = compiled.spec, compiled.build
         return Artifacts(
             kernel_name=build.entry, cubin=build.cubin, ptx=build.ptx, arch=build.arch,
-            dynamic_shared_bytes=shared_bytes(spec.dtype, spec.items_per_thread, spec.algorithm,
-                                              spec.threads),
-            extra={"target": build.target},
+            dynamic_shared_bytes=_shared_bytes(spec), extra={"target": build.target},
         )
 
     def can_launch(self) -> bool:
@@ -88,12 +85,20 @@ class NumbaAdapter:
 
         return SIMULATED or bool(cuda.is_available())
 
-    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
-        from coopcheck_numba.blockio import shared_bytes
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch) -> Any:
         from coopcheck_numba.kernels import launch
 
-        shared = shared_bytes(spec.dtype, spec.items_per_thread, spec.algorithm, spec.threads)
-        return launch(compiled.build.kernel, spec, batch, shared)
+        return launch(compiled.build.kernel, spec, batch, _shared_bytes(spec))
+
+
+def _shared_bytes(spec: KernelSpec) -> int:
+    """The dynamic shared memory a launch of ``spec``'s kernel provides (its block's size decides it)."""
+    from coopcheck_numba.blockio import shared_bytes
+    from coopcheck_numba.exchange import exchange_shared_bytes
+
+    if spec.operation in exchange.OPERATIONS:
+        return exchange_shared_bytes(spec.dtype, spec.items_per_thread, spec.static("slicing") == "on", spec.threads)
+    return shared_bytes(spec.dtype, spec.items_per_thread, spec.algorithm, spec.threads)
 
 
 def _build(spec: KernelSpec, arch: str) -> _Build:

@@ -1,9 +1,10 @@
-"""The contract kernels: one Load-only and one Store-only ``@cuda.jit`` kernel per specialization.
+"""The contract kernels: one Load-only, one Store-only and one Exchange ``@cuda.jit`` kernel per specialization.
 
-They implement the batched ABI of ``coopcheck.adapter`` (one block per case instance) around the
-device functions of :mod:`coopcheck_numba.blockio` (or any device functions of the same signature, with the
-files they link), and are named ``coopcheck.kernel_symbol(spec)`` so that the mangled entry name, and so
-every sanitizer record, names its specialization.
+They implement the batched ABIs of ``coopcheck.load_store`` and ``coopcheck.exchange`` (one block per case
+instance) around the device functions of :mod:`coopcheck_numba.blockio` and :mod:`coopcheck_numba.exchange`
+(or any device functions of the same signature, with the files they link), and are named
+``coopcheck.kernel_symbol(spec)`` so that the mangled entry name, and so every sanitizer record, names its
+specialization.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from coopcheck import KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from coopcheck.exchange import OPERATIONS as EXCHANGE
+from coopcheck.exchange import out_length
 from numba import cuda
 from numba.cuda import types
 from numba.cuda.np import numpy_support
 
 from coopcheck_numba.blockio import SIMULATED, build_load, build_store, rank, threads
+from coopcheck_numba.exchange import build_exchange
 
 #: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
@@ -33,8 +37,11 @@ class ContractKernel(NamedTuple):
 
 
 def contract_kernel(spec: KernelSpec) -> ContractKernel:
-    """The contract kernel for ``spec``, one per (operation, dtype, ipt, algorithm) whatever the
+    """The contract kernel for ``spec``, one per (operation, dtype, ipt, algorithm, variant) whatever the
     block shape (a launch parameter); compiling it is left to the caller."""
+    if spec.operation in EXCHANGE:
+        return _exchange_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("slicing"),
+                                         spec.static("output"))
     return _contract_kernel(spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
 
 
@@ -88,6 +95,68 @@ def store_kernel(store: Callable[..., Any], dtype: str, ipt: int, symbol: str,
     return _named(kernel, symbol, (vector, vector, i32s, i64s, types.int64), link)
 
 
+@functools.cache
+def _exchange_contract_kernel(dtype: str, ipt: int, method: str, slicing: str, output: str) -> ContractKernel:
+    symbol = kernel_symbol(KernelSpec("block.exchange", dtype, (1,), ipt, method,
+                                      variant=(("slicing", slicing), ("output", output))))
+    return exchange_kernel(build_exchange(dtype, ipt, method, slicing == "on"), dtype, ipt, output == "inplace",
+                           symbol)
+
+
+def exchange_kernel(exchange: Callable[..., Any], dtype: str, ipt: int, inplace: bool, symbol: str,
+                    link: Sequence[str] = ()) -> ContractKernel:
+    """The Exchange contract kernel around any device function with :func:`coopcheck_numba.block_exchange`'s
+    signature, in place or into a second array (then also writing the input items after the call), named
+    ``symbol``, linked with the files ``link`` names."""
+    nbtype = numpy_support.from_dtype(np.dtype(dtype))
+
+    def _load(items, ranks, flags, slot, held, held_ranks, held_flags):
+        for i in range(ipt):
+            held[i] = items[slot + i]
+            held_ranks[i] = ranks[slot + i]
+            held_flags[i] = flags[slot + i]
+
+    load = cuda.jit(device=True)(_load)
+    width = 1 if inplace else 2  # dst elements per block, in tiles
+
+    if inplace:
+
+        @cuda.jit(device=True)
+        def call(held, out, held_ranks, held_flags):
+            exchange(held, held, held_ranks, held_flags)
+
+        @cuda.jit(device=True)
+        def write_back(dst, first, tile, held, out):
+            for i in range(ipt):
+                dst[first + i] = held[i]
+
+    else:
+
+        @cuda.jit(device=True)
+        def call(held, out, held_ranks, held_flags):
+            exchange(held, out, held_ranks, held_flags)
+
+        @cuda.jit(device=True)
+        def write_back(dst, first, tile, held, out):
+            for i in range(ipt):
+                dst[first + i] = out[i]
+                dst[first + tile + i] = held[i]  # the input items, as the call left them
+
+    def kernel(items, ranks, flags, dst):
+        b, me = np.int64(cuda.blockIdx.x), np.int64(rank())
+        tile = np.int64(threads()) * ipt
+        held = cuda.local.array(ipt, nbtype)
+        held_ranks = cuda.local.array(ipt, types.int32)
+        held_flags = cuda.local.array(ipt, types.int32)
+        out = cuda.local.array(ipt, nbtype)
+        load(items, ranks, flags, b * tile + me * ipt, held, held_ranks, held_flags)
+        call(held, out, held_ranks, held_flags)
+        write_back(dst, width * b * tile + me * ipt, tile, held, out)
+
+    vector, i32s, _ = _arrays(nbtype)
+    return _named(kernel, symbol, (vector, i32s, i32s, vector), link)
+
+
 def _arrays(nbtype: Any) -> tuple[Any, Any, Any]:
     return (types.Array(nbtype, 1, "C"), types.Array(types.int32, 1, "C"),
             types.Array(types.int64, 1, "C"))
@@ -100,13 +169,18 @@ def _named(function: Any, symbol: str, signature: tuple[Any, ...], link: Sequenc
     return ContractKernel(symbol, cuda.jit(function, **options), signature)
 
 
-def launch(kernel: ContractKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch, shared: int) -> Any:
+def launch(kernel: ContractKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch,
+           shared: int) -> Any:
     """One batched launch of a contract kernel (see ``coopcheck.adapter``) with ``shared`` bytes of dynamic
     shared memory; returns the host copy of ``dst``."""
     dtype = np.dtype(spec.dtype)
     if shared > DEFAULT_DYNAMIC_SHARED_LIMIT and not SIMULATED:
         _allow_dynamic_shared(kernel, shared)
     launcher = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
+    if isinstance(batch, ExchangeBatch):
+        dst = cuda.device_array(batch.n_blocks * out_length(spec), dtype=dtype)
+        launcher(_device(batch.items, dtype), _device(batch.ranks, np.int32), _device(batch.flags, np.int32), dst)
+        return dst.copy_to_host()
     valid = cuda.to_device(np.ascontiguousarray(batch.valid, dtype=np.int32))
     offset = cuda.to_device(np.ascontiguousarray(batch.offset, dtype=np.int64))
     region = np.int64(batch.region)

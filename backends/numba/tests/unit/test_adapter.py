@@ -83,3 +83,46 @@ def test_compile_refuses_bad_statics_before_compiling(adapter: NumbaAdapter, spe
     with pytest.raises(coopcheck.InvalidParameter) as refused:
         adapter.compile(spec, arch="sm_90")
     assert refused.value.rule == rule
+
+
+def _exchange(method: str, slicing: str = "off", output: str = "inplace", block: tuple[int, ...] = (64,),
+              dtype: str = "int8", ipt: int = 4) -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.exchange", dtype, block, ipt, method,
+                                variant=(("slicing", slicing), ("output", output)))
+
+
+def test_declares_the_load_store_and_exchange_families(adapter: NumbaAdapter) -> None:
+    assert adapter.operations == {"block.load", "block.store", "block.exchange"}
+
+
+def test_an_exchange_kernel_key_holds_its_variant_but_not_its_block(adapter: NumbaAdapter) -> None:
+    keys = {adapter.kernel_key(_exchange("scatter_to_striped", block=b)) for b in ((32,), (10, 5), (1024,))}
+    assert keys == {("block.exchange", "int8", 4, "scatter_to_striped", ("slicing", "off"), ("output", "inplace"))}
+    others = [_exchange("scatter_to_striped", slicing="on"), _exchange("scatter_to_striped", output="separate"),
+              _exchange("scatter_to_striped_guarded")]
+    assert len({adapter.kernel_key(s) for s in others} | keys) == 4
+
+
+def test_an_exchange_contract_kernel_is_named_by_its_specialization() -> None:
+    spec = _exchange("blocked_to_warp_striped", slicing="on", output="separate")
+    kernel = contract_kernel(spec)
+    assert kernel.symbol == coopcheck.kernel_symbol(spec) == kernel.dispatcher.py_func.__qualname__
+    assert kernel.symbol.endswith("__blocked_to_warp_striped__on__separate")
+    assert contract_kernel(_exchange("blocked_to_warp_striped", "on", "separate", block=(256,))) is kernel
+
+
+def _exchange_rejects() -> list[object]:
+    from harness.cases import expand
+    from harness.contracts import load_contracts
+
+    contract = {c.id: c for c in load_contracts()}["block.exchange"]
+    return [pytest.param(case.spec, case.reject.rule, id=case.reject.name)
+            for case in expand(contract, "numba", "pr") if case.reject is not None]
+
+
+@pytest.mark.parametrize(("spec", "rule"), _exchange_rejects())
+def test_compile_refuses_the_exchange_contracts_rejection_cases(adapter: NumbaAdapter, spec: coopcheck.KernelSpec,
+                                                               rule: str) -> None:
+    with pytest.raises(coopcheck.InvalidParameter) as refused:
+        adapter.compile(spec, arch="sm_90")
+    assert refused.value.rule == rule

@@ -1,0 +1,62 @@
+"""The Exchange contract kernels, launched through the adapter and judged by the family's oracle.
+
+One launch per kernel, built as the harness builds it: every rank pattern the method takes, each in every data
+pattern, one block each. Every method runs, time-sliced and not, in place and into a separate output, on 1-D,
+2-D and 3-D blocks, a partial last warp and a block of fewer than 32 threads; one more kernel exchanges more than
+the 48 KiB of dynamic shared memory a launch gets without opting in.
+"""
+
+from __future__ import annotations
+
+import coopcheck
+import pytest
+
+from harness.cases import point_cases
+from harness.contracts import load_contracts
+from harness.oracles import block_exchange as oracle
+
+CONTRACT = {c.id: c for c in load_contracts()}["block.exchange"]
+#: (method, dtype, block, items_per_thread, slicing, output)
+KERNELS = [
+    ("striped_to_blocked", "uint8", "100", 3, "on", "inplace"),
+    ("striped_to_blocked", "float64", "5x3x2", 2, "off", "separate"),
+    ("blocked_to_striped", "int16", "16x8", 7, "on", "separate"),
+    ("warp_striped_to_blocked", "float32", "64", 4, "off", "inplace"),
+    ("blocked_to_warp_striped", "uint64", "8x4x2", 3, "on", "inplace"),
+    ("scatter_to_blocked", "int32", "10x5", 2, "on", "inplace"),
+    ("scatter_to_striped", "float16", "32", 8, "off", "separate"),
+    ("scatter_to_striped_guarded", "int8", "128", 2, "on", "separate"),
+    ("scatter_to_striped_guarded", "uint32", "5x3x2", 4, "off", "inplace"),
+    ("scatter_to_striped_flagged", "int64", "64", 3, "on", "inplace"),
+    ("scatter_to_striped_flagged", "uint16", "100", 1, "off", "separate"),
+]
+#: 1024 threads x 8 items x 8 bytes: 64 KiB of scratch unsliced.
+LARGE_SCRATCH = [("blocked_to_striped", "float64", "1024", 8, "off", "inplace")]
+
+
+def _launch(kernel: tuple[str, str, str, int, str, str]) -> oracle.Launch:
+    method, dtype, block, ipt, slicing, output = kernel
+    point = (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", method), ("slicing", slicing),
+             ("output", output))
+    cases = point_cases(CONTRACT, "numba", point)
+    return oracle.build(cases[0].spec, cases, 20261129)
+
+
+def _id(kernel: tuple[str, str, str, int, str, str]) -> str:
+    return "-".join(map(str, kernel))
+
+
+@pytest.mark.parametrize("kernel", KERNELS + LARGE_SCRATCH, ids=_id)
+def test_exchange(adapter: coopcheck.Adapter, kernel: tuple[str, str, str, int, str, str]) -> None:
+    launch = _launch(kernel)
+    snap = oracle.snapshot(launch.batch)
+    out = adapter.launch(adapter.compile(launch.spec, arch="sm_90"), launch.spec, launch.batch)
+    failures = oracle.block_failures(launch.spec, snap, out)
+    assert not failures, f"{coopcheck.kernel_symbol(launch.spec, include_block=True)}:\n" + "\n".join(failures[:8])
+    verdicts = oracle.judge(launch, snap, out)
+    assert all(v.passed for v in verdicts), [v.detail for v in verdicts if not v.passed][:2]
+
+
+def test_the_kernels_cover_every_method_both_ways() -> None:
+    assert {k[0] for k in KERNELS} == set(CONTRACT.axes["alg"])
+    assert {(k[4], k[5]) for k in KERNELS} == {(s, o) for s in ("off", "on") for o in ("inplace", "separate")}
