@@ -149,9 +149,8 @@ def _covering(grid: list[tuple[tuple[str, Any], ...]], strength: int) -> list[tu
 
 def expand(contract: Contract, backend: str, profile: str) -> list[Case]:
     """Every case of one contract for one backend and profile, rejections included."""
-    smoke_valid = profile == "smoke" and "valid" in contract.case_axes
-    cases = [case for point in kernel_points(contract, profile)
-             for case in point_cases(contract, backend, point) if not smoke_valid or case["valid"] in SMOKE_VALID]
+    cases = [case for point in kernel_points(contract, profile) for case in profile_cases(contract, backend, point,
+                                                                                          profile)]
     for rej in contract.rejects:
         cases.append(reject_case(contract, backend, rej))
     check_unique(cases, contract)
@@ -164,6 +163,15 @@ def point_cases(contract: Contract, backend: str, point: tuple[tuple[str, Any], 
     axes = [point_valid_names(contract, point) if a == "valid" else contract.case_values(a, at) for a in case_axes]
     return [Case(contract, backend, point + tuple(zip(case_axes, values, strict=True)))
             for values in itertools.product(*axes)]
+
+
+def profile_cases(contract: Contract, backend: str, point: tuple[tuple[str, Any], ...], profile: str) -> list[Case]:
+    """The run cases of one kernel point that ``profile`` keeps: smoke keeps the :data:`SMOKE_VALID` boundaries
+    of a contract with valid_items, every profile else all of them."""
+    cases = point_cases(contract, backend, point)
+    if profile == "smoke" and "valid" in contract.case_axes:
+        return [case for case in cases if case["valid"] in SMOKE_VALID]
+    return cases
 
 
 def reject_case(contract: Contract, backend: str, rej: RejectCase) -> Case:

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import coopcheck
 
-from harness.cases import SMOKE_VALID, Case, expand, kernel_points, point_cases, reject_case
+from harness.cases import Case, expand, kernel_points, profile_cases, reject_case
 from harness.contracts import Contract
 
 #: lane -> whether it launches kernels (and so runs the run cases).
@@ -76,7 +76,7 @@ def lane_groups(contract: Contract, backend: str, profile: str, lane: str) -> li
         (case, partial(_listed, case)) for case in (reject_case(contract, backend, r) for r in contract.rejects)]
     for point in kernel_points(contract, profile):
         head = Case(contract, backend, point)  # the kernel check; every run case of the point shares its spec
-        make: Callable[[], list[Case]] = (partial(_run_cases, contract, backend, point, profile == "smoke")
+        make: Callable[[], list[Case]] = (partial(profile_cases, contract, backend, point, profile)
                                           if LANES[lane_kind(lane)] else partial(_listed, head))
         units.append((head, make))
     groups: dict[coopcheck.KernelSpec, LazyGroup] = {}
@@ -87,8 +87,3 @@ def lane_groups(contract: Contract, backend: str, profile: str, lane: str) -> li
 
 def _listed(case: Case) -> list[Case]:
     return [case]
-
-
-def _run_cases(contract: Contract, backend: str, point: tuple[tuple[str, object], ...], smoke: bool) -> list[Case]:
-    """The run cases of one kernel point as :func:`harness.cases.expand` makes them."""
-    return [c for c in point_cases(contract, backend, point) if not smoke or c["valid"] in SMOKE_VALID]

@@ -1,11 +1,11 @@
 """Kernel groups' measured cost, the cost-balanced shard assignment, and the wall time it predicts per GPU count.
 
 A group's cost is the sum of its cases' ``seconds`` (their shares of the group's wall time, its compile
-included; journals of harnesses before that understate compile-heavy groups) in a finished run's journals. The prediction's model: one worker per GPU, each GPU's wall time its shards' summed group
-costs plus one worker's startup (the mean ``startup`` phase of the journals' end records); the run takes as
-long as its slowest GPU. It ignores what GPUs share: the host's cores (compiling is CPU-bound), its disk
-(journals, the kernel cache), the supervisor, and the summary at the end; and any GPU being faster than the
-one measured.
+included; journals of harnesses before that understate compile-heavy groups) in a finished run's journals.
+The prediction's model: one worker per GPU, each GPU's wall time its shards' summed group costs plus one
+worker's startup (the mean ``startup`` phase of the journals' end records); the run takes as long as its
+slowest GPU. It ignores what GPUs share: the host's cores (compiling is CPU-bound), its disk (journals, the
+kernel cache), the supervisor, and the summary at the end; and any GPU being faster than the one measured.
 """
 
 from __future__ import annotations
