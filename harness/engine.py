@@ -216,16 +216,18 @@ class Engine:
         except CompileFailed as exc:
             share = _share(started, len(cases))
             return [self._record(c, Status.COMPILE_ERROR, str(exc), seconds=share) for c in cases]
-        compile_share = _share(started, len(cases))  # each case's part of its group's cost: compile + its launch
+        compiling = (time.perf_counter() - started) / len(cases)  # each case's part of its group's compile
         per_launch = max(1, self.max_blocks // cases[0].contract.oracle.blocks_per_case(spec))
         records: list[CaseRecord] = []
         for start in range(0, len(cases), per_launch):
-            records += self._launch(spec, compiled, cases[start:start + per_launch])
-        return [_with_seconds(r, round(r.seconds + compile_share, 6)) for r in records]
+            records += self._launch(spec, compiled, cases[start:start + per_launch], compiling)
+        return records
 
-    def _launch(self, spec: coopcheck.KernelSpec, compiled: Any, cases: list[Case]) -> list[CaseRecord]:
+    def _launch(self, spec: coopcheck.KernelSpec, compiled: Any, cases: list[Case],
+                compiling: float) -> list[CaseRecord]:
         """One batched launch judged from a snapshot of its inputs; only the adapter's own errors are Crash.
-        Each case is charged an equal share of the launch's wall time (build, launch, judge)."""
+        Each case is charged an equal share of the launch's wall time (build, launch, judge) plus ``compiling``,
+        its part of the group's compile."""
         started = time.perf_counter()
         oracle = cases[0].contract.oracle
         with self.timed("build"):
@@ -238,11 +240,11 @@ class Engine:
             with self.timed("launch"):
                 out = self.adapter.launch(compiled, spec, launch.batch)
         except Exception as exc:
-            share = _share(started, len(cases))
+            share = _share(started, len(cases), compiling)
             return [self._record(c, Status.CRASH, f"launch failed: {_one_line(exc)}", seconds=share) for c in cases]
         with self.timed("judge"):
             verdicts = oracle.judge(launch, before, out)
-        share = _share(started, len(cases))
+        share = _share(started, len(cases), compiling)
         records = []
         for case, verdict in zip(cases, verdicts, strict=True):
             if verdict.passed:
@@ -273,9 +275,10 @@ class CompileFailed(Exception):
     """Internal: a kernel key whose compile failed (message already formatted)."""
 
 
-def _share(started: float, cases: int) -> float:
-    """Each of ``cases`` cases' equal share of the wall time since ``started`` (the journal's ``seconds``)."""
-    return round((time.perf_counter() - started) / cases, 6)
+def _share(started: float, cases: int, plus: float = 0.0) -> float:
+    """Each of ``cases`` cases' equal share of the wall time since ``started``, plus ``plus`` seconds each (its
+    part of the group's compile): the journal's ``seconds``."""
+    return round((time.perf_counter() - started) / cases + plus, 6)
 
 
 def _with_seconds(record: CaseRecord, seconds: float) -> CaseRecord:

@@ -150,7 +150,7 @@ def check_resume(journal: Path, session: SessionRecord, records: list[Record] | 
     """Refuse to continue ``journal`` (its ``records``, when read already) from a run of another session, listing
     each field of ``RESUMED`` that differs; a journal without a session record has nothing to differ from."""
     if records is None:
-        records = list(read_journal(journal)) if journal.exists() else []
+        records = list(read_journal(journal, kinds=(SessionRecord,))) if journal.exists() else []
     previous = next((r for r in reversed(records) if isinstance(r, SessionRecord)), None)
     if previous is None:
         return
@@ -218,7 +218,7 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
     contracts = load_contracts(config.contracts_dir)
     session = config.session_record(fingerprint(config.backends))
     with JournalWriter(journal, lock) as writer:
-        records = list(read_journal(journal))
+        records = list(read_journal(journal, kinds=(SessionRecord, CaseRecord)))
         check_resume(journal, session, records)
         done = final_cases(records)
         counts: Counter[str] = Counter(str(r.status) for r in done.values())
@@ -274,7 +274,7 @@ def _charge_inflight(journal: Path, lock: JournalLock, worker: int, status: Stat
     """Record ``status`` for the cases without a verdict of the last group that process ``worker`` started (none
     when it was lost before or between groups); returns how many it charged and how many cases the journal
     holds a verdict for now."""
-    records = list(read_journal(journal))
+    records = list(read_journal(journal, kinds=(SessionRecord, GroupRecord, CaseRecord)))
     done = final_cases(records)
     groups = [r for r in records if isinstance(r, GroupRecord)]
     missing = [cid for cid in groups[-1].cases if cid not in done] if groups and groups[-1].pid == worker else []
@@ -324,7 +324,7 @@ def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeou
            "--lock-fd", str(lock.fd), "--supervised", *config.write_only_ids(journal.with_suffix(".ids")),
            *config.write_costs(journal.with_suffix(".costs.json"))]
     restarts = stalls = 0
-    verdicts = len(final_cases(read_journal(journal)))
+    verdicts = len(final_cases(read_journal(journal, kinds=(CaseRecord,))))
     while True:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, pass_fds=(lock.fd,), env=config.worker_env())
         timed_out = _watch(proc, follower, group_timeout, stop)

@@ -74,8 +74,8 @@ def check_items_per_thread(items_per_thread: int) -> None:
 
 def check_block(block: tuple[int, ...]) -> None:
     """The ``block`` rule, which every family shares."""
-    if not 1 <= len(block) <= 3 or any(type(d) is not int or d < 1 for d in block) \
-            or block_threads(block) > MAX_BLOCK_THREADS:
+    if not isinstance(block, tuple) or not 1 <= len(block) <= 3 \
+            or any(type(d) is not int or d < 1 for d in block) or block_threads(block) > MAX_BLOCK_THREADS:
         raise InvalidParameter("block", f"{STATIC_RULES['block']} (got {block!r})")
 
 

@@ -20,8 +20,6 @@ DTYPE_BYTES = {
 WIDEST_ACCESS_BYTES = 16
 #: Alignment of the transpose scratch in shared memory (one wide access).
 SCRATCH_ALIGN = 16
-#: Largest thread block CUDA launches.
-MAX_BLOCK_THREADS = 1024
 
 
 @dataclass(frozen=True)
@@ -65,20 +63,6 @@ class Plan:
         return self.scratch_items * DTYPE_BYTES[self.dtype]
 
 
-def check_block(block: tuple[int, ...]) -> None:
-    """Refuse a block shape CUDA cannot launch (1 to 3 positive extents, at most 1024 threads)."""
-    if (
-        not isinstance(block, tuple)
-        or not 1 <= len(block) <= 3
-        or any(type(n) is not int or n < 1 for n in block)
-    ):
-        raise coopcheck.InvalidParameter("block", f"block must be 1 to 3 positive ints (got {block!r})")
-    if coopcheck.block_threads(block) > MAX_BLOCK_THREADS:
-        raise coopcheck.InvalidParameter(
-            "block", f"a block has at most {MAX_BLOCK_THREADS} threads (got {coopcheck.block_threads(block)})"
-        )
-
-
 def make_plan(
     operation: str,
     *,
@@ -90,13 +74,12 @@ def make_plan(
     valid_items: int | None = None,
     offset: int | None = None,
 ) -> Plan:
-    """Check every static rule (``coopcheck.check_static`` plus the block shape) and return the plan.
+    """Check every static rule (``coopcheck.check_static``) and return the plan.
 
     >>> make_plan("block.load", dtype="int32", block=(16, 8), items_per_thread=4,
     ...           algorithm="vectorize").vector_items
     4
     """
-    check_block(block)
     coopcheck.check_static(
         operation, block=block, items_per_thread=items_per_thread, algorithm=algorithm, dtype=dtype,
         oob_default=oob_default, valid_items=valid_items, offset=offset,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import coopcheck
 import pytest
-from coopcheck_cutlass.plan import check_block, check_oob_value, make_plan, spec_plan
+from coopcheck.vocabulary import check_block
+from coopcheck_cutlass.plan import check_oob_value, make_plan, spec_plan
 
 
 def _plan(**overrides: object) -> object:
