@@ -1,4 +1,5 @@
-"""coopcheck_cccl: the ``cccl`` backend of the harness, block Load/Store through NVIDIA's cuda.coop (cuda-cccl 1.1.1).
+"""coopcheck_cccl: the ``cccl`` backend of the harness, block Load/Store and Exchange through NVIDIA's cuda.coop
+(cuda-cccl 1.1.1).
 
 Importing this package loads nothing heavy: numba and cuda.coop are imported when a kernel is built.
 """
@@ -16,3 +17,6 @@ REQUIRES = {"numba": "numba", "numba_cuda": "numba-cuda", "numpy": "numpy"}
 #: BLOCK_STORE_*); a contract algorithm missing here is declared unsupported.
 ALGORITHMS = {"direct": "direct", "striped": "striped", "vectorize": "vectorize", "transpose": "transpose",
               "warp_transpose": "warp_transpose"}
+#: The contract's Block Exchange methods -> cuda.coop's ``BlockExchangeType`` members: 1.1.1 binds StripedToBlocked
+#: only (its module docstring lists the other seven of CUB's BlockExchange as not yet supported).
+EXCHANGE_METHODS = {"striped_to_blocked": "StripedToBlocked"}

@@ -1,11 +1,11 @@
 """``CcclAdapter``: the harness's view of cuda.coop 1.1.1 (see ``coopcheck.Adapter``).
 
-One kernel per specialization (operation, dtype, block shape, items per thread, algorithm: CUB
-specializes on the block shape), the backend's own contract kernel around the cuda.coop primitive
-(:mod:`coopcheck_cccl.kernels`), named ``coopcheck.kernel_symbol(spec)``. cuda.coop's factories compile
-for the current device, so without a CUDA device (or in numba's simulator) every kernel is declared
-NotSupported; with one, only full-tile cases without oob_default run, since 1.1.1 binds no other
-Load/Store overload.
+One kernel per specialization (operation, dtype, block shape, items per thread, algorithm, the family's
+own statics: CUB specializes on the block shape), the backend's own contract kernel around the cuda.coop
+primitive (:mod:`coopcheck_cccl.kernels`), named ``coopcheck.kernel_symbol(spec)``. cuda.coop's factories
+compile for the current device, so without a CUDA device (or in numba's simulator) every kernel is
+declared NotSupported; with one, Load/Store runs only full-tile cases without oob_default, since 1.1.1
+binds no other overload, and Exchange only StripedToBlocked, its one bound method.
 
 Importing this module loads no numba and no cuda.coop: the registry may import it on any machine.
 """
@@ -17,16 +17,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from coopcheck import Artifacts, KernelSpec, LoadBatch, StoreBatch, require
-from coopcheck.load_store import OPERATIONS, check_spec
+from coopcheck import Artifacts, ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, exchange, load_store, require
 from coopcheck.ptx import entry_name
 
-from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, REQUIRES, toolchain
+from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, EXCHANGE_METHODS, REQUIRES, toolchain
 
 NO_DEVICE = "cuda.coop compiles only with a CUDA device present (factories query the current device)"
 SIMULATOR = "numba's CUDA simulator cannot run cuda.coop (its primitives are CUB compiled to LTO-IR)"
 PARTIAL_TILE = f"cuda.coop {CUDA_CCCL} binds only full-tile Load/Store (no valid_items)"
 OOB_DEFAULT = f"cuda.coop {CUDA_CCCL} binds no Load with oob_default"
+EXCHANGE_METHOD = (f"cuda.coop {CUDA_CCCL} binds only StripedToBlocked of CUB's BlockExchange (its BlockExchangeType "
+                   "has no other member)")
 #: dtype -> why cuda.coop cannot take it (measured: tests/compile/test_primitives.py pins each).
 DTYPES_REFUSED = {
     "float16": f"cuda.coop {CUDA_CCCL} cannot compile float16: its generated CUB wrapper includes no cuda_fp16.h "
@@ -44,10 +45,11 @@ class CompiledKernel:
 
 
 class CcclAdapter:
-    """The ``cccl`` backend: cuda.coop's ``block.make_load`` / ``block.make_store`` in numba-cuda kernels."""
+    """The ``cccl`` backend: cuda.coop's ``block.make_load`` / ``make_store`` / ``make_exchange`` in numba-cuda
+    kernels."""
 
     name = "cccl"
-    operations = OPERATIONS
+    operations = load_store.OPERATIONS | exchange.OPERATIONS
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -76,13 +78,16 @@ class CcclAdapter:
             return SIMULATOR
         if self._device_arch is None:
             return NO_DEVICE
-        if spec.algorithm not in ALGORITHMS:
+        if spec.operation in exchange.OPERATIONS:
+            if spec.algorithm not in EXCHANGE_METHODS:
+                return EXCHANGE_METHOD
+        elif spec.algorithm not in ALGORITHMS:
             return f"cuda.coop {CUDA_CCCL} has no {spec.algorithm!r} algorithm"
         return DTYPES_REFUSED.get(spec.dtype)
 
     def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:
         """Only the full tile without oob_default: 1.1.1 binds ``Load(ptr, items)`` / ``Store(ptr, items)``.
-        Any offset is taken (the primitive gets ``src[offset:]``)."""
+        Any offset is taken (the primitive gets ``src[offset:]``). Exchange has no such case values."""
         if values.get("valid", spec.tile) != spec.tile:
             return PARTIAL_TILE
         if values.get("oob", "none") != "none":
@@ -90,10 +95,10 @@ class CcclAdapter:
         return None
 
     def kernel_key(self, spec: KernelSpec) -> Hashable:
-        return (spec.operation, spec.dtype, spec.block, spec.items_per_thread, spec.algorithm)
+        return (spec.operation, spec.dtype, spec.block, spec.items_per_thread, spec.algorithm, spec.variant)
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        check_spec(spec)
+        (exchange.check_spec if spec.operation in exchange.OPERATIONS else load_store.check_spec)(spec)
         device = self._device_arch
         if device is None or arch.rstrip("af") != device:
             raise RuntimeError(f"cuda.coop compiles for the current device only ({device or 'none'}), "
@@ -114,7 +119,7 @@ class CcclAdapter:
     def can_launch(self) -> bool:
         return self._device_arch is not None
 
-    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch) -> Any:
         from coopcheck_cccl.kernels import launch
 
         return launch(compiled.kernel, spec, batch, compiled.temp_storage_bytes)
@@ -126,6 +131,6 @@ def _build(spec: KernelSpec, arch: str) -> CompiledKernel:
     from coopcheck_cccl.cache import LtoCache
 
     primitive = primitives.make(spec, LtoCache.from_environment())
-    kernel = kernels.build(spec, primitive)
+    kernel = kernels.contract_kernel(spec, primitive)
     kernel.dispatcher.compile(kernel.signature)  # compile and link now: the compile phase, not the launch
     return CompiledKernel(kernel, primitive.temp_storage_bytes, arch)

@@ -4,6 +4,7 @@ They implement the Load/Store ABI of :mod:`coopcheck.load_store` for what cuda.c
 tile without oob_default (``Load(ptr, items)``, ``Store(ptr, items)``): block ``b`` loads from or stores to
 ``b*region + offset[b]``, Load's payload starts from its ``init`` slots and goes to its ``dst`` rows. A
 batch asking for fewer valid items or an oob_default is refused (the adapter declines such cases before).
+The Exchange kernel implements :mod:`coopcheck.exchange`'s ABI around StripedToBlocked (it takes no ranks).
 The primitive's TempStorage is dynamic shared memory from byte 0; each kernel is named
 ``coopcheck.kernel_symbol(spec)``, which numba mangles into the entry name that sanitizer records show.
 """
@@ -14,7 +15,8 @@ from typing import Any, NamedTuple
 
 import numba
 import numpy as np
-from coopcheck import KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from coopcheck.exchange import out_length
 from numba import cuda
 from numba.cuda import types
 from numba.cuda.np import numpy_support
@@ -30,6 +32,11 @@ class Kernel(NamedTuple):
 
     dispatcher: Any
     signature: tuple[Any, ...]
+
+
+def contract_kernel(spec: KernelSpec, primitive: Any) -> Kernel:
+    """The contract kernel of ``spec``'s family around ``primitive``, not compiled yet."""
+    return (build_exchange if spec.operation == "block.exchange" else build)(spec, primitive)
 
 
 def build(spec: KernelSpec, primitive: Any) -> Kernel:
@@ -63,6 +70,40 @@ def build(spec: KernelSpec, primitive: Any) -> Kernel:
     return Kernel(cuda.jit(kernel, link=list(primitive.files)), signature)
 
 
+def build_exchange(spec: KernelSpec, primitive: Any) -> Kernel:
+    """The Exchange contract kernel of ``spec`` around ``primitive`` (a ``make_exchange`` result), not compiled
+    yet: each thread's items go through ``primitive(temp_storage, items)`` in place or
+    ``primitive(temp_storage, items, out)`` into a second array, whose input items are then written too."""
+    item = numpy_support.from_dtype(np.dtype(spec.dtype))
+    ipt, tile, inplace = spec.items_per_thread, spec.tile, spec.static("output") == "inplace"
+    width = out_length(spec) // tile  # dst tiles per block
+    bx, by = (*spec.block, 1)[:2]
+
+    def kernel(items, ranks, flags, dst):
+        b = np.int64(cuda.blockIdx.x)
+        me = np.int64(cuda.threadIdx.x + bx * (cuda.threadIdx.y + by * cuda.threadIdx.z))
+        held = cuda.local.array(ipt, item)
+        for i in range(ipt):
+            held[i] = items[b * tile + me * ipt + i]
+        first = width * b * tile + me * ipt
+        # alignment: TEMP_STORAGE_ALIGNMENT, written as the literal numba requires
+        scratch = cuda.shared.array(0, numba.uint8, alignment=16)
+        if inplace:  # a constant: each kernel has one of the two calls
+            primitive(scratch, held)
+            for i in range(ipt):
+                dst[first + i] = held[i]
+        else:
+            out = cuda.local.array(ipt, item)
+            primitive(scratch, held, out)
+            for i in range(ipt):
+                dst[first + i] = out[i]
+                dst[first + tile + i] = held[i]  # the input items, as the call left them
+
+    kernel.__name__ = kernel.__qualname__ = kernel_symbol(spec)
+    vector, flags = types.Array(item, 1, "C"), types.Array(types.int32, 1, "C")
+    return Kernel(cuda.jit(kernel, link=list(primitive.files)), (vector, flags, flags, vector))
+
+
 def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch) -> None:
     """Refuse a batch these kernels cannot honour: a block with fewer valid items than the tile, or (Load)
     with an oob_default. Running it would charge the adapter's own slip to cuda.coop as a Fail."""
@@ -74,15 +115,21 @@ def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch) -> None:
         raise ValueError("a block asks for an oob_default: the cccl kernels take none")
 
 
-def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch, shared: int) -> Any:
+def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch, shared: int) -> Any:
     """One batched launch (grid ``n_blocks``, block ``spec.block``) with ``shared`` bytes of dynamic shared
     memory; returns the host copy of ``dst``. Every device array is allocated at its exact size, so
     memcheck sees any access past one."""
-    full_tiles_only(spec, batch)
+    if not isinstance(batch, ExchangeBatch):
+        full_tiles_only(spec, batch)
     if shared > DEFAULT_DYNAMIC_SHARED_LIMIT:
         _opt_in(kernel, shared)
     dtype = np.dtype(spec.dtype)
     run = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
+    if isinstance(batch, ExchangeBatch):
+        dst = cuda.device_array(batch.n_blocks * out_length(spec), dtype)
+        ranks, flags = (cuda.to_device(np.ascontiguousarray(a, np.int32)) for a in (batch.ranks, batch.flags))
+        run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)), ranks, flags, dst)
+        return dst.copy_to_host()
     offset, region = cuda.to_device(np.ascontiguousarray(batch.offset, np.int64)), np.int64(batch.region)
     if isinstance(batch, LoadBatch):
         dst = cuda.device_array(batch.n_blocks * spec.tile, dtype)

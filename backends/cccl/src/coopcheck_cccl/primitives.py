@@ -1,10 +1,13 @@
-"""cuda.coop's block Load/Store primitives, made through its factories (and the LTO-IR cache).
+"""cuda.coop's block Load/Store and Exchange primitives, made through its factories (with the LTO-IR cache and
+NVRTC's precompiled headers).
 
-``make_load`` / ``make_store`` of ``cuda.coop._experimental.block`` compile a CUB ``BlockLoad`` /
-``BlockStore`` specialization (dtype, block shape, items per thread, algorithm) to LTO-IR for the
-current device and return a primitive callable in numba kernels that link its ``files``. 1.1.1 binds
-only the full-tile overloads (``Load(ptr, items)``, ``Store(ptr, items)``): no valid_items, no
-oob_default, so the adapter declines every case that needs them. The contract kernels
+``make_load`` / ``make_store`` / ``make_exchange`` of ``cuda.coop._experimental.block`` compile a CUB
+``BlockLoad`` / ``BlockStore`` / ``BlockExchange`` specialization (dtype, block shape, items per thread,
+algorithm or warp time-slicing) to LTO-IR for the current device and return a primitive callable in numba
+kernels that link its ``files``. 1.1.1 binds only the full-tile Load/Store overloads
+(``Load(ptr, items)``, ``Store(ptr, items)``): no valid_items, no oob_default, so the adapter declines every
+case that needs them; its exchange binds StripedToBlocked, in place (``(items)``) and into a second array
+(``(items, out)``). The contract kernels
 (:mod:`coopcheck_cccl.kernels`) pass the TempStorage explicitly, as dynamic shared memory from byte 0
 (``temp_storage_bytes`` of it at launch, aligned for any TempStorage of these types): the primitive's
 other form declares static shared memory, which stops at 48 KiB, and ends in a ``__syncthreads()`` the
@@ -19,7 +22,7 @@ import numpy as np
 from coopcheck import KernelSpec
 from cuda.coop._experimental import _nvrtc, block
 
-from coopcheck_cccl import ALGORITHMS, cache
+from coopcheck_cccl import ALGORITHMS, EXCHANGE_METHODS, cache, pch
 from coopcheck_cccl.kernels import TEMP_STORAGE_ALIGNMENT
 from coopcheck_cccl.toolchain import versions
 
@@ -38,10 +41,14 @@ def make(spec: KernelSpec, lto_cache: cache.LtoCache | None) -> Any:
     ``lto_cache`` when it holds it; one whose TempStorage needs more than :data:`TEMP_STORAGE_ALIGNMENT` is
     refused. The dtype goes as a NumPy dtype: cuda.coop resolves a name on the numba module, which has no
     ``float16``."""
-    factory = block.make_load if spec.operation == "block.load" else block.make_store
-    with cache.serving(lto_cache, _nvrtc, versions()["cuda-cccl"]):
-        primitive = factory(np.dtype(spec.dtype), threads_per_block(spec.block), spec.items_per_thread,
-                            ALGORITHMS[spec.algorithm])
+    dtype, threads = np.dtype(spec.dtype), threads_per_block(spec.block)
+    with cache.serving(lto_cache, _nvrtc, versions()["cuda-cccl"]), pch.precompiled_headers(_nvrtc):
+        if spec.operation == "block.exchange":
+            primitive = block.make_exchange(block.BlockExchangeType[EXCHANGE_METHODS[spec.algorithm]], dtype, threads,
+                                            spec.items_per_thread, warp_time_slicing=spec.static("slicing") == "on")
+        else:
+            factory = block.make_load if spec.operation == "block.load" else block.make_store
+            primitive = factory(dtype, threads, spec.items_per_thread, ALGORITHMS[spec.algorithm])
     if primitive.temp_storage_alignment > TEMP_STORAGE_ALIGNMENT:
         raise RuntimeError(f"TempStorage needs {primitive.temp_storage_alignment}-byte alignment; the contract "
                            f"kernels align dynamic shared memory to {TEMP_STORAGE_ALIGNMENT}")

@@ -13,7 +13,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import coopcheck
+import numpy as np
 import pytest
+from coopcheck.vocabulary import WARP_SIZE
 from coopcheck_cccl import adapter, kernels, primitives
 from coopcheck_cccl.cache import LtoCache
 
@@ -43,7 +45,7 @@ def sm_90(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def _kernel(spec: coopcheck.KernelSpec, primitive: object) -> kernels.Kernel:
     """The contract kernel around the primitive, as the adapter builds it."""
-    kernel = kernels.build(spec, primitive)
+    kernel = kernels.contract_kernel(spec, primitive)
     assert kernel.dispatcher.targetoptions["link"] == primitive.files  # type: ignore[attr-defined]
     return kernel
 
@@ -128,3 +130,42 @@ def test_float16_does_not_compile_as_the_adapter_declares(algorithm: str, tmp_pa
     with pytest.raises(RuntimeError, match=r"^NVRTC error: ") as refused:
         primitives.make(coopcheck.KernelSpec("block.load", "float16", (32,), 2, algorithm), LtoCache(tmp_path))
     assert "must be a pointer to a complete object type" in str(refused.value) and "T=__half" in str(refused.value)
+
+
+#: StripedToBlocked, cuda.coop's one exchange method, in place and not, with and without warp time-slicing.
+EXCHANGES = [
+    coopcheck.KernelSpec("block.exchange", "int64", (100,), 3, "striped_to_blocked",
+                         variant=(("slicing", "off"), ("output", "inplace"))),
+    coopcheck.KernelSpec("block.exchange", "uint8", (16, 8), 4, "striped_to_blocked",
+                         variant=(("slicing", "on"), ("output", "separate"))),
+    coopcheck.KernelSpec("block.exchange", "float32", (8, 4, 2), 1, "striped_to_blocked",
+                         variant=(("slicing", "off"), ("output", "separate"))),
+]
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("spec", EXCHANGES, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+def test_the_exchange_kernel_links_with_cuda_coops_primitive(spec: coopcheck.KernelSpec, tmp_path: Path) -> None:
+    """The kernel of the Exchange ABI around ``make_exchange``: the entry named for attribution, scratch for one
+    warp's share of the tile when time-sliced (CUB's WarpTimeSlicing) and for the whole tile otherwise."""
+    primitive = primitives.make(spec, LtoCache(tmp_path))
+    assert coopcheck.kernel_symbol(spec).encode() in _link(spec, primitive)
+    item = np.dtype(spec.dtype).itemsize
+    share = min(spec.threads, WARP_SIZE) if spec.static("slicing") == "on" else spec.threads
+    assert share * spec.items_per_thread * item <= primitive.temp_storage_bytes
+    assert primitive.temp_storage_bytes < (share + WARP_SIZE) * spec.items_per_thread * item + 64
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize(("output", "stores"), [("inplace", 3), ("separate", 6)])
+def test_a_separate_output_also_writes_the_input_as_the_call_left_it(output: str, stores: int,
+                                                                     tmp_path: Path) -> None:
+    """Before linking (the primitive is a call), the kernel's own global stores per thread: the exchanged ipt
+    items, and with a separate output the input items too (the ABI's second tile)."""
+    from numba import cuda
+
+    spec = coopcheck.KernelSpec("block.exchange", "int32", (64,), 3, "striped_to_blocked",
+                                variant=(("slicing", "off"), ("output", output)))
+    kernel = kernels.contract_kernel(spec, primitives.make(spec, LtoCache(tmp_path)))
+    ptx, _ = cuda.compile_ptx(kernel.dispatcher.py_func, kernel.signature, cc=CC)
+    assert len(re.findall(r"^\s*st\.global", ptx, re.M)) == stores

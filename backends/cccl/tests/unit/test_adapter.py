@@ -92,3 +92,40 @@ def test_every_contract_algorithm_names_one_of_cuda_coops() -> None:
 
     assert set(ALGORITHMS) == set(coopcheck.ALGORITHMS)
     assert set(ALGORITHMS.values()) <= set(cuda_coop.CUB_BLOCK_LOAD_ALGOS) & set(cuda_coop.CUB_BLOCK_STORE_ALGOS)
+
+
+def _exchange(method: str, slicing: str = "off", output: str = "inplace", dtype: str = "int32") -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.exchange", dtype, (128,), 4, method,
+                                variant=(("slicing", slicing), ("output", output)))
+
+
+def test_the_exchange_family_is_declared_with_striped_to_blocked_its_one_method(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = cccl.CcclAdapter()
+    monkeypatch.setitem(adapter.__dict__, "_device_arch", "sm_90")
+    assert adapter.operations >= coopcheck.exchange.OPERATIONS
+    for slicing in coopcheck.exchange.SLICING:
+        for output in coopcheck.exchange.OUTPUTS:
+            assert adapter.unsupported_reason(_exchange("striped_to_blocked", slicing, output)) is None
+    others = [m for m in coopcheck.exchange.METHODS if m != "striped_to_blocked"]
+    assert len(others) == 7 and {adapter.unsupported_reason(_exchange(m)) for m in others} == {cccl.EXCHANGE_METHOD}
+    half = _exchange("striped_to_blocked", dtype="float16")
+    assert adapter.unsupported_reason(half) == cccl.DTYPES_REFUSED["float16"]
+    assert adapter.unsupported_case(_exchange("striped_to_blocked"), {"ranks": "none"}) is None
+
+
+def test_the_exchange_statics_are_part_of_the_kernel_key_and_checked_by_rule(no_device: cccl.CcclAdapter) -> None:
+    keys = {no_device.kernel_key(_exchange("striped_to_blocked", s, o)) for s in ("off", "on")
+            for o in ("inplace", "separate")}
+    assert len(keys) == 4
+    with pytest.raises(coopcheck.InvalidParameter) as refused:
+        no_device.compile(_exchange("striped_to_blocked", slicing="warp"), arch="sm_90")
+    assert refused.value.rule == "exchange_slicing"
+
+
+def test_every_exchange_method_the_backend_names_is_one_of_cuda_coops() -> None:
+    from coopcheck_cccl import EXCHANGE_METHODS
+    from cuda.coop._experimental import block
+
+    assert set(EXCHANGE_METHODS) <= set(coopcheck.exchange.METHODS)
+    assert set(EXCHANGE_METHODS.values()) == {t.name for t in block.BlockExchangeType}
