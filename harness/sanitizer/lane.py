@@ -40,6 +40,7 @@ LANE_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 PATH_OPTIONS = ("--coop-contracts", "--coop-expectations")
 #: pytest options the driver sets itself; passing them too is a usage error.
 DRIVER_OPTIONS = ("--coop-lane", "--coop-journal", "--coop-sanitizer-tool", "--coop-sanitizer-dir",
+                  "--coop-sanitizer-exit-timeout",
                   "--junitxml", "--junit-xml", "--tx", "--dist", "-n", "--numprocesses", "-p no:xdist")
 
 
@@ -113,12 +114,14 @@ def absolute_paths(args: Sequence[str], cwd: Path) -> list[str]:
 
 
 def pytest_command(layout: LaneLayout, slots: list[Slot], pytest_args: Sequence[str],
-                   python: str = sys.executable) -> list[str]:
-    """The pytest session of the lane: cases and control, one sanitized worker per slot."""
+                   python: str = sys.executable, exit_timeout: float = 3600.0) -> list[str]:
+    """The pytest session of the lane: cases and control, one sanitized worker per slot, each given
+    ``exit_timeout`` seconds to come down at the end (its sanitizer finishes its analysis then)."""
     return [python, "-P", "-m", "pytest", "-p", "xdist", "-p", "harness.plugin",
             "-p", "harness.sanitizer.plugin", "--coop-lane", f"gpu-{layout.tool}",
             "--coop-journal", layout.journal_template,
             "--coop-sanitizer-tool", layout.tool, "--coop-sanitizer-dir", str(layout.root),
+            "--coop-sanitizer-exit-timeout", f"{exit_timeout:g}",
             # harness.plugin schedules by kernel group under any distributing mode.
             "--junitxml", str(layout.junit), "--dist", "load",
             *(f"--tx={tx_spec(python, str(layout.wrapper_config(slot.name)))}" for slot in slots),
@@ -185,7 +188,8 @@ def run_lane(options: LaneOptions, pytest_args: Sequence[str]) -> LaneResult:
                       options.connect_timeout).write(layout.wrapper_config(slot.name))
     print(f"lane gpu-{options.tool}: {len(slots)} sanitized worker(s) on GPU(s) {', '.join(gpus)}; "
           f"{sanitizer}; folder {layout.root}", flush=True)
-    status, timed_out = run_pytest(pytest_command(layout, slots, pytest_args), options.lane_timeout)
+    command = pytest_command(layout, slots, pytest_args, exit_timeout=options.lane_timeout)
+    status, timed_out = run_pytest(command, options.lane_timeout)
     result = judge(layout, [slot.name for slot in slots], ledger)
     if timed_out:
         result.problems.insert(0, timed_out)

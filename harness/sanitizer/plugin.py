@@ -27,6 +27,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--coop-sanitizer-tool", choices=sorted(CONTROLS),
                     help="the compute-sanitizer tool this session runs under: adds its positive control")
     group.addoption("--coop-sanitizer-dir", type=Path, help="the lane folder (set by the lane driver)")
+    group.addoption("--coop-sanitizer-exit-timeout", type=float, metavar="SECONDS",
+                    help="how long xdist waits for a sanitized worker to come down before killing it (set by the "
+                         "lane driver: the sanitizer analyses and writes its report after the worker exits)")
 
 
 def _worker() -> str:
@@ -41,9 +44,23 @@ def pytest_configure(config: pytest.Config) -> None:
     if folder is None:
         raise pytest.UsageError("--coop-sanitizer-tool needs --coop-sanitizer-dir (the driver sets both)")
     layout = config.stash[LAYOUT] = LaneLayout(folder, tool)
+    exit_timeout = config.getoption("coop_sanitizer_exit_timeout")
+    if exit_timeout is not None and not hasattr(config, "workerinput"):
+        _give_workers_time_to_exit(exit_timeout)
     run = os.environ.get(RUN_ENV)
     if run:
         write_json(layout.process_card(os.getpid()), {"pid": os.getpid(), "run": run, "worker": _worker()})
+
+
+def _give_workers_time_to_exit(seconds: float) -> None:
+    """xdist ends its workers with ``NodeManager.EXIT_TIMEOUT`` (10 s) to come down and then kills them. A
+    sanitized worker's process is its wrapper, which outlives the interpreter by the sanitizer's analysis at
+    exit; killed, it leaves no exit status and the tool's report may be unwritten, so the lane loses every
+    record (seen on a loaded H200: all eight wrappers killed, the control unseen). This controller waits longer;
+    xdist has no option for it."""
+    from xdist.workermanage import NodeManager
+
+    NodeManager.EXIT_TIMEOUT = max(NodeManager.EXIT_TIMEOUT, seconds)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,

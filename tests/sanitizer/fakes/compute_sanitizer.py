@@ -5,12 +5,14 @@ runs the target with stdin/stdout passed through (the xdist channel), and writes
 hazard record, in the real XML format, for each launch the plan names. The launches it "saw" are
 read from the lane's ledgers, by the target's pid, which is how the records name real kernels.
 Plans (``FAKE_SANITIZER_PLAN``): ``control`` reports the positive control; ``case`` also block 1 of
-the target's first contract launch; ``crash`` exits 3 with no XML.
+the target's first contract launch; ``crash`` exits 3 with no XML. ``FAKE_SANITIZER_LINGER`` seconds pass
+between the target's exit and the files, as the real tool spends them on its analysis at exit.
 """
 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -44,6 +46,7 @@ def main():
     options, target = parse(sys.argv[1:])
     proc = subprocess.Popen(target)
     status = proc.wait()
+    time.sleep(float(os.environ.get("FAKE_SANITIZER_LINGER", "0")))
     plan = os.environ["FAKE_SANITIZER_PLAN"]
     Path(options["--log-file"]).write_text(f"========= COMPUTE-SANITIZER (fake, plan {plan})\n")
     if plan == "crash":
