@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import coopcheck
-from coopcheck.load_store import OPERATIONS
+from coopcheck import exchange, load_store
 
 from coopcheck_cutlass import REQUIRES
 from coopcheck_cutlass.cache import ArtifactCache, default_root
+from coopcheck_cutlass.exchange_plan import exchange_plan
 from coopcheck_cutlass.plan import spec_plan
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ DUMP_DIR_ENV = "COOP_CUTLASS_DUMP_DIR"
 LAUNCH_REQUIRES = {**REQUIRES, "cuda": "cuda-bindings"}
 #: What activation checks: the DSL, the CUDA bindings it launches through, and numpy for batches.
 ACTIVATION_REQUIRES = {**LAUNCH_REQUIRES, "numpy": "numpy"}
-#: Byte the Load output starts as, so a slot the kernel never writes shows.
+#: Byte the Load and Exchange outputs start as, so a slot the kernel never writes shows.
 UNWRITTEN = 0xA5
 
 
@@ -71,7 +72,7 @@ class CutlassAdapter:
     on disk (see :mod:`coopcheck_cutlass.cache`)."""
 
     name = "cutlass"
-    operations = OPERATIONS
+    operations = load_store.OPERATIONS | exchange.OPERATIONS
 
     def __init__(self, *, disk_cache: bool | Path = True) -> None:
         """``disk_cache``: True for the configured folder (``COOP_CUTLASS_CACHE_DIR``), a path for
@@ -83,11 +84,11 @@ class CutlassAdapter:
         self._dump_root: Path | None = None
 
     def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
-        """Every operation, algorithm, dtype and block shape of coop is implemented."""
+        """Every operation, algorithm (Exchange method), variant, dtype and block shape of coop is implemented."""
         return None
 
     def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:
-        """Every field of the spec is compile-time here, the block shape included."""
+        """Every field of the spec is compile-time here, the block shape and variant included."""
         return dataclasses.astuple(spec)
 
     def compile(self, spec: coopcheck.KernelSpec, *, arch: str) -> CompiledKernel:
@@ -96,7 +97,7 @@ class CutlassAdapter:
         Rejected statics raise ``coopcheck.InvalidParameter`` before the DSL is involved; a failed
         compile caches nothing and leaves the DSL ready for the next one.
         """
-        spec_plan(spec)
+        (exchange_plan if spec.operation in exchange.OPERATIONS else spec_plan)(spec)
         target = dsl_arch(arch)
         key = (self.kernel_key(spec), target)
         if key in self._compiled:
@@ -122,7 +123,7 @@ class CutlassAdapter:
         return _device.device_count() > 0
 
     def launch(self, compiled: CompiledKernel, spec: coopcheck.KernelSpec,
-               batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> np.ndarray:
+               batch: coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch) -> np.ndarray:
         """Run one block per case instance of ``batch`` and return the host copy of ``dst``."""
         if compiled.key != self.kernel_key(spec):
             raise ValueError(f"{coopcheck.kernel_symbol(spec, include_block=True)}: launched with a kernel "
@@ -135,7 +136,7 @@ class CutlassAdapter:
             compiled.built, _ = self._build(spec, compiled.target)
         program, function = compiled.built.program, compiled.built.function
         with _device.buffers(arrays) as addresses:
-            function(*program.arguments(addresses, batch.region, batch.n_blocks))
+            function(*program.batch_arguments(addresses, batch))
             _device.synchronize()
             return _device.read(addresses["dst"], arrays["dst"])
 
@@ -175,10 +176,15 @@ class CutlassAdapter:
 
 
 def _launch_arrays(spec: coopcheck.KernelSpec,
-                   batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> dict[str, np.ndarray]:
+                   batch: coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch) -> dict[str, np.ndarray]:
     """The kernel's arrays by parameter name, checked against the ABI's sizes and dtypes."""
     import numpy as np
 
+    if spec.operation in exchange.OPERATIONS:
+        return _exchange_arrays(spec, batch)
+    if isinstance(batch, coopcheck.ExchangeBatch):
+        raise TypeError(f"{spec.operation} needs a {'LoadBatch' if spec.operation == 'block.load' else 'StoreBatch'} "
+                        f"(got ExchangeBatch)")
     n, tile, region = batch.n_blocks, spec.tile, batch.region
     if spec.operation == "block.load":
         if not isinstance(batch, coopcheck.LoadBatch):
@@ -194,6 +200,22 @@ def _launch_arrays(spec: coopcheck.KernelSpec,
     checked = {name: _checked(name, array, dtype, size) for name, (array, dtype, size) in arrays.items()}
     if spec.operation == "block.load":
         checked["dst"] = np.full(n * tile * checked["init"].itemsize, UNWRITTEN, np.uint8).view(spec.dtype)
+    return checked
+
+
+def _exchange_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.ndarray]:
+    """The Exchange kernel's arrays; ``dst`` starts as a recognizable pattern, so a slot never written shows."""
+    import numpy as np
+
+    if not isinstance(batch, coopcheck.ExchangeBatch):
+        raise TypeError(f"{spec.operation} needs an ExchangeBatch (got {type(batch).__name__})")
+    if batch.tile != spec.tile:
+        raise ValueError(f"batch.tile: expected {spec.tile} (got {batch.tile})")
+    size = batch.n_blocks * spec.tile
+    checked = {name: _checked(name, getattr(batch, name), dtype, size)
+               for name, dtype in (("items", spec.dtype), ("ranks", "int32"), ("flags", "int32"))}
+    width = exchange.out_length(spec)
+    checked["dst"] = np.full(batch.n_blocks * width * checked["items"].itemsize, UNWRITTEN, np.uint8).view(spec.dtype)
     return checked
 
 

@@ -1,5 +1,6 @@
-"""The batched contract kernels of ``coopcheck.adapter`` for one specialization: a Load-only or Store-only
-``@cute.kernel`` (one block per case instance) and the ``@cute.jit`` host function launching it.
+"""The batched contract kernels of ``coopcheck.adapter`` for one specialization: a Load-only, Store-only or
+Exchange ``@cute.kernel`` (one block per case instance; the ABIs are ``coopcheck.load_store``'s and
+``coopcheck.exchange``'s) and the ``@cute.jit`` host function launching it.
 
 Arrays arrive as raw global pointers (so exact-size allocations of any origin can be passed) and
 become tensors inside the kernel; the block shape and every static of the spec are compile-time.
@@ -13,32 +14,48 @@ from typing import Any
 
 import coopcheck
 import cutlass
+from coopcheck.exchange import OPERATIONS as EXCHANGE
+from coopcheck.exchange import out_length
 import cutlass.cute as cute
 from cutlass.cute.runtime import make_ptr
 
 from coopcheck_cutlass import block as coop_block
+from coopcheck_cutlass import exchange as coop_exchange
+from coopcheck_cutlass.exchange_plan import ExchangePlan, exchange_plan
 from coopcheck_cutlass.plan import Plan, spec_plan
 
 #: Per-block control arrays of the ABI and their element types.
 VALID, OFFSET, HAS_OOB = cutlass.Int32, cutlass.Int64, cutlass.Int32
+#: The Exchange ABI's per-slot ranks and flags.
+RANK = cutlass.Int32
+
+
+Parameters = tuple[tuple[str, type[cutlass.Numeric]], ...]
+#: The scalars after the Load/Store kernels' pointers (the batch attributes of the same names).
+REGION_AND_BLOCKS: Parameters = (("region", cutlass.Int64), ("n_blocks", cutlass.Int32))
 
 
 @dataclass(frozen=True)
 class Program:
-    """A ``@cute.jit`` host function and its pointer parameters, in order, with their element types;
-    two scalars follow them: ``region`` (Int64) and ``n_blocks`` (Int32)."""
+    """A ``@cute.jit`` host function, its pointer parameters in order with their element types, then its
+    scalar parameters with their types (each the batch attribute of its name)."""
 
     host: Callable[..., Any]
-    pointers: tuple[tuple[str, type[cutlass.Numeric]], ...]
+    pointers: Parameters
+    scalars: Parameters = REGION_AND_BLOCKS
 
-    def arguments(self, addresses: Mapping[str, int], region: int, n_blocks: int) -> tuple[Any, ...]:
-        """The host function's arguments for device arrays at ``addresses`` (by parameter name)."""
+    def arguments(self, addresses: Mapping[str, int], scalars: Mapping[str, int]) -> tuple[Any, ...]:
+        """The host function's arguments for device arrays at ``addresses`` and the ``scalars`` (by name)."""
         return (*(pointer(numeric, addresses[name]) for name, numeric in self.pointers),
-                cutlass.Int64(region), cutlass.Int32(n_blocks))
+                *(numeric(scalars[name]) for name, numeric in self.scalars))
+
+    def batch_arguments(self, addresses: Mapping[str, int], batch: object) -> tuple[Any, ...]:
+        """The arguments of one launch of ``batch`` (its scalars are its attributes of those names)."""
+        return self.arguments(addresses, {name: getattr(batch, name) for name, _ in self.scalars})
 
     def placeholders(self) -> tuple[Any, ...]:
         """Arguments of the right types for ``cute.compile`` (no memory behind them)."""
-        return self.arguments({name: 0 for name, _ in self.pointers}, 0, 0)
+        return self.arguments({name: 0 for name, _ in self.pointers}, {name: 0 for name, _ in self.scalars})
 
 
 def pointer(numeric: type[cutlass.Numeric], address: int) -> Any:
@@ -49,6 +66,8 @@ def pointer(numeric: type[cutlass.Numeric], address: int) -> Any:
 
 def build(spec: coopcheck.KernelSpec, name: str) -> Program:
     """The contract program of ``spec``; its kernel's entry name starts with ``name``."""
+    if spec.operation in EXCHANGE:
+        return _exchange_program(spec, exchange_plan(spec), name)
     plan = spec_plan(spec)
     make = _load_program if spec.operation == "block.load" else _store_program
     return make(spec, plan, name)
@@ -127,12 +146,56 @@ def _store_program(spec: coopcheck.KernelSpec, plan: Plan, name: str) -> Program
     return Program(host, (("items", numeric), ("dst", numeric), ("valid", VALID), ("offset", OFFSET)))
 
 
-def _payload(source: cute.Tensor, first: Any, plan: Plan) -> cute.Tensor:
-    """This thread's payload (an rmem tensor) read from ``source[first:first + ipt]``."""
-    items = cute.make_rmem_tensor(cute.make_layout(plan.items_per_thread), coop_block.NUMERIC[plan.dtype])
+def _payload(source: cute.Tensor, first: Any, plan: Plan | ExchangePlan,
+             numeric: type[cutlass.Numeric] | None = None) -> cute.Tensor:
+    """This thread's payload (an rmem tensor of ``numeric``, by default the plan's dtype) read from
+    ``source[first:first + ipt]``."""
+    items = cute.make_rmem_tensor(cute.make_layout(plan.items_per_thread), numeric or coop_block.NUMERIC[plan.dtype])
     for i in range(plan.items_per_thread):
         items[i] = source[first + i]
     return items
+
+
+def _exchange_program(spec: coopcheck.KernelSpec, plan: ExchangePlan, name: str) -> Program:
+    """The Exchange ABI: thread r of block b exchanges ``items[b*tile + r*ipt + i]`` (with their ranks and flags
+    where the method reads them), writes the result to ``dst[b*out + r*ipt + i]`` and, with a separate output,
+    its input items after the call to ``dst[b*out + tile + r*ipt + i]``."""
+    numeric = coop_block.NUMERIC[plan.dtype]
+    ipt, tile, launch_block = plan.items_per_thread, plan.tile, _launch_block(plan.block)
+    inplace = spec.static("output") == "inplace"
+    width = out_length(spec)
+
+    @cute.kernel
+    def kernel(items: cute.Pointer, ranks: cute.Pointer, flags: cute.Pointer, dst: cute.Pointer,
+               n_blocks: cutlass.Int32) -> None:
+        b, _, _ = cute.arch.block_idx()
+        me = coop_block.rank(plan.block)
+        first = b * tile + me * ipt
+        held = _payload(cute.make_tensor(items, cute.make_layout(n_blocks * tile)), first, plan)
+        held_ranks = held_flags = None
+        if cutlass.const_expr(plan.scatter):  # only the scatters read ranks, only the flagged one flags
+            held_ranks = _payload(cute.make_tensor(ranks, cute.make_layout(n_blocks * tile)), first, plan, RANK)
+        if cutlass.const_expr(plan.flagged):
+            held_flags = _payload(cute.make_tensor(flags, cute.make_layout(n_blocks * tile)), first, plan, RANK)
+        out = held if inplace else cute.make_rmem_tensor(cute.make_layout(ipt), numeric)
+        coop_exchange.block_exchange(held, out, block=plan.block, method=plan.method, ranks=held_ranks,
+                                     flags=held_flags, warp_time_slicing=plan.warp_time_slicing)
+        result = cute.make_tensor(dst, cute.make_layout(n_blocks * width))
+        written = b * width + me * ipt
+        for i in cutlass.range_constexpr(ipt):
+            result[written + i] = out[i]
+        if cutlass.const_expr(not inplace):
+            for i in cutlass.range_constexpr(ipt):
+                result[written + tile + i] = held[i]  # the input items, as the call left them
+
+    @cute.jit
+    def host(items: cute.Pointer, ranks: cute.Pointer, flags: cute.Pointer, dst: cute.Pointer,
+             n_blocks: cutlass.Int32) -> None:
+        kernel(items, ranks, flags, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
+
+    _name(kernel, host, name)
+    return Program(host, (("items", numeric), ("ranks", RANK), ("flags", RANK), ("dst", numeric)),
+                   (("n_blocks", cutlass.Int32),))
 
 
 def _controls(spec: coopcheck.KernelSpec, valid: cute.Pointer, offset: cute.Pointer, n_blocks: Any,
