@@ -1,7 +1,8 @@
-"""coop block Load/Store for the CuTe Python DSL, and the ``cutlass`` backend of the coop harness.
+"""coop block Load/Store and Exchange for the CuTe Python DSL, and the ``cutlass`` backend of the coop harness.
 
-Device code lives in :mod:`coopcheck_cutlass.block` (it imports cutlass); this package and
-:mod:`coopcheck_cutlass.adapter` import no cutlass module, so registering the backend stays host-only.
+Device code lives in :mod:`coopcheck_cutlass.block` and :mod:`coopcheck_cutlass.exchange` (they import cutlass);
+this package, :mod:`coopcheck_cutlass.adapter` and the plans import no cutlass module, so registering the backend
+stays host-only.
 """
 
 __version__ = "0.1.0"

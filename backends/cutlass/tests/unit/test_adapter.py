@@ -26,21 +26,102 @@ def test_the_entry_point_names_the_adapter() -> None:
     assert isinstance(point.load()(), coopcheck.Adapter)
 
 
-def test_registering_and_refusing_statics_load_no_dsl_and_no_cuda() -> None:
+@pytest.mark.parametrize(("spec", "rule"), [
+    ('KernelSpec("block.load", "int32", (100,), 4, "warp_transpose")', "warp_multiple"),
+    ('KernelSpec("block.exchange", "int32", (100,), 4, "blocked_to_warp_striped", '
+     'variant=(("slicing", "on"), ("output", "inplace")))', "exchange_warp_multiple"),
+])
+def test_registering_and_refusing_statics_load_no_dsl_and_no_cuda(spec: str, rule: str) -> None:
     """In a fresh interpreter: register the backend, let it refuse a bad static, list what loaded."""
-    probe = """
+    probe = f"""
 import json, sys
 import coopcheck
+from coopcheck import KernelSpec
 adapter = coopcheck.register("cutlass")
 try:
-    adapter.compile(coopcheck.KernelSpec("block.load", "int32", (100,), 4, "warp_transpose"), arch="sm_90")
+    adapter.compile({spec}, arch="sm_90")
 except coopcheck.InvalidParameter as error:
     rule = error.rule
-print(json.dumps({"rule": rule, "loaded": sorted(m for m in sys.modules
-                                                 if m.split(".")[0] in ("cutlass", "cuda", "torch"))}))
+print(json.dumps({{"rule": rule, "loaded": sorted(m for m in sys.modules
+                                                 if m.split(".")[0] in ("cutlass", "cuda", "torch"))}}))
 """
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert json.loads(done.stdout) == {"rule": "warp_multiple", "loaded": []}
+    assert json.loads(done.stdout) == {"rule": rule, "loaded": []}
+
+
+def _exchange(method: str, slicing: str = "off", output: str = "inplace", block: tuple[int, ...] = (64,),
+              dtype: str = "int16", ipt: int = 3) -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.exchange", dtype, block, ipt, method,
+                                variant=(("slicing", slicing), ("output", output)))
+
+
+def test_declares_the_load_store_and_exchange_families() -> None:
+    assert CutlassAdapter.operations == {"block.load", "block.store", "block.exchange"}
+
+
+def test_an_exchange_kernel_key_holds_its_block_and_its_variant() -> None:
+    adapter = CutlassAdapter(disk_cache=False)
+    spec = _exchange("scatter_to_striped")
+    assert adapter.kernel_key(_exchange("scatter_to_striped")) == adapter.kernel_key(spec)
+    others = [_exchange("scatter_to_striped", block=(32, 2)), _exchange("scatter_to_striped", slicing="on"),
+              _exchange("scatter_to_striped", output="separate"), _exchange("scatter_to_striped_guarded")]
+    assert len({adapter.kernel_key(s) for s in [spec, *others]}) == 5
+
+
+def test_the_engine_asks_cutlass_every_exchange_case_and_still_declares_the_others_not_supported() -> None:
+    """No shipped expectation waives a cutlass Exchange case (it has a builder); rustfatbin's and cccl's stay
+    declared NotSupported, as neither has one."""
+    from fnmatch import fnmatchcase
+
+    from harness.cases import expand
+    from harness.contracts import contracts_dir, load_contracts
+    from harness.expectations import load_expectations
+
+    contract = {c.id: c for c in load_contracts()}["block.exchange"]
+    shipped = load_expectations(contracts_dir() / "expectations.toml")
+    for backend, declared in (("cutlass", False), ("rustfatbin", True), ("cccl", True)):
+        ids = [case.id for case in expand(contract, backend, "pr")]
+        entries = [e for e in shipped if fnmatchcase(backend, e.tags.get("backend", "*"))]
+        waived = [i for i in ids if any(fnmatchcase(i, e.cases) for e in entries)]
+        assert waived == (ids if declared else []), (backend, waived[:3])
+
+
+def _exchange_batch(spec: coopcheck.KernelSpec, n: int = 2) -> coopcheck.ExchangeBatch:
+    size = n * spec.tile
+    return coopcheck.ExchangeBatch(items=np.zeros(size, spec.dtype), ranks=np.zeros(size, np.int32),
+                                   flags=np.zeros(size, np.int32), tile=spec.tile)
+
+
+@pytest.mark.parametrize("output", ["inplace", "separate"])
+def test_the_exchange_output_has_the_abi_length_and_starts_as_a_recognizable_pattern(output: str) -> None:
+    spec = _exchange("blocked_to_striped", output=output)
+    arrays = adapter_module._launch_arrays(spec, _exchange_batch(spec))
+    assert sorted(arrays) == ["dst", "flags", "items", "ranks"]
+    assert arrays["dst"].dtype == np.int16 and arrays["dst"].shape == (2 * coopcheck.exchange.out_length(spec),)
+    assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("ranks", np.zeros(2 * 192, np.int64), r"batch\.ranks: expected int32\[384\] \(got int64\[384\]\)"),
+    ("items", np.zeros(2 * 192, np.int32), r"batch\.items: expected int16\[384\]"),
+    ("flags", np.zeros(3, np.int32), r"batch\.flags: expected int32\[384\] \(got int32\[3\]\)"),
+    ("tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
+])
+def test_an_exchange_batch_that_breaks_the_abi_is_refused_naming_the_field(field: str, value: object,
+                                                                          message: str) -> None:
+    spec = _exchange("scatter_to_striped_flagged")
+    batch = _exchange_batch(spec)
+    setattr(batch, field, value)
+    with pytest.raises(ValueError, match=message):
+        adapter_module._launch_arrays(spec, batch)
+
+
+def test_a_load_batch_for_an_exchange_kernel_and_the_reverse_are_refused() -> None:
+    spec = _exchange("striped_to_blocked")
+    with pytest.raises(TypeError, match=r"block\.exchange needs an ExchangeBatch \(got LoadBatch\)"):
+        adapter_module._launch_arrays(spec, _load_batch())
+    with pytest.raises(TypeError, match=r"block\.load needs a LoadBatch \(got ExchangeBatch\)"):
+        adapter_module._launch_arrays(SPEC, _exchange_batch(spec))
 
 
 def test_the_block_shape_is_part_of_the_kernel_key() -> None:
@@ -142,16 +223,20 @@ def test_the_artifact_cache_returns_what_it_stored_for_that_spec_only(tmp_path: 
 
 
 def _contract_rejects() -> list[object]:
-    from harness.contracts import kernel_spec, load_contracts
+    """Every contract's rejection cases, with the specs the engine builds for them."""
+    from harness.cases import expand
+    from harness.contracts import load_contracts
 
-    cases = []
-    for contract in load_contracts():
-        if contract.operation not in CutlassAdapter.operations:  # no kernel builder: never asked (NotSupported)
-            continue
-        for reject in contract.rejects:
-            spec = kernel_spec(contract.operation, reject.params, contract.statics)
-            cases.append(pytest.param(spec, reject.rule, id=f"{contract.id}/{reject.name}"))
-    return cases
+    return [pytest.param(case.spec, case.reject.rule, id=f"{contract.id}/{case.reject.name}")
+            for contract in load_contracts() if contract.operation in CutlassAdapter.operations
+            for case in expand(contract, "cutlass", "pr") if case.reject is not None]
+
+
+def test_every_contract_is_built_and_its_rejection_cases_are_asked() -> None:
+    from harness.contracts import load_contracts
+
+    assert {c.operation for c in load_contracts()} <= CutlassAdapter.operations
+    assert len(_contract_rejects()) == sum(len(c.rejects) for c in load_contracts())
 
 
 @pytest.mark.parametrize(("spec", "rule"), _contract_rejects())
