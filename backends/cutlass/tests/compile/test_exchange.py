@@ -1,0 +1,147 @@
+"""A representative sample of Exchange kernels compiles for sm_90a without a GPU and keeps the contract's resource
+rules (checked on their SASS, with the contract's ``when`` for each kernel point), is named by its
+specialization, asks at launch for exactly its plan's scratch (one warp's share when time-sliced), syncs a warp
+method's warp with the lanes that exist (PTX), and fits its block's registers.
+
+The sample: every method x slicing x output once on a block, dtype and ipt that cycle through the contract's
+axes, and once at the heaviest corner (1024 threads, float64, ipt 8: 64 KiB of scratch unsliced).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import product
+from typing import Any
+from unittest import mock
+
+import coopcheck
+import numpy as np
+import pytest
+from coopcheck.exchange import METHODS, OUTPUTS, SLICING, WARP_METHODS
+from coopcheck_cutlass.adapter import CutlassAdapter
+from coopcheck_cutlass.exchange_plan import exchange_plan
+
+from harness.contracts import load_contracts, parse_block
+from harness.inspect import KernelReport, inspect_artifacts, resource_violations
+
+ARCH = "sm_90"
+CONTRACT = {c.id: c for c in load_contracts()}["block.exchange"]
+#: Registers of one SM on sm_90: a block of T threads launches only with at most 65536 / T registers a thread.
+SM_REGISTERS = 65536
+
+
+def _sample() -> list[Any]:
+    axes = CONTRACT.axes
+    params, k = [], 0
+    for method, slicing, output in product(METHODS, SLICING, OUTPUTS):
+        block = axes["block"][k % len(axes["block"])]
+        while method in WARP_METHODS and 32 < (threads := coopcheck.block_threads(parse_block(block))) \
+                and threads % 32:
+            k += 1  # a warp method on a partial last warp is a rejection case
+            block = axes["block"][k % len(axes["block"])]
+        points = [(axes["dtype"][k % len(axes["dtype"])], block, axes["ipt"][k % len(axes["ipt"])]),
+                  ("float64", "1024", 8)]
+        k += 1
+        for dtype, shape, ipt in points:
+            spec = coopcheck.KernelSpec("block.exchange", dtype, parse_block(shape), ipt, method,
+                                        variant=(("slicing", slicing), ("output", output)))
+            params.append(pytest.param(spec, id=coopcheck.kernel_symbol(spec, include_block=True)))
+    return params
+
+
+SAMPLE = _sample()
+
+
+def _point(spec: coopcheck.KernelSpec) -> dict[str, Any]:
+    return {"dtype": spec.dtype, "block": "x".join(map(str, spec.block)), "ipt": spec.items_per_thread,
+            "alg": spec.algorithm, **dict(spec.variant)}
+
+
+def _report(adapter: CutlassAdapter, spec: coopcheck.KernelSpec) -> tuple[coopcheck.Artifacts, KernelReport]:
+    artifacts = adapter.artifacts(adapter.compile(spec, arch=ARCH))
+    return artifacts, inspect_artifacts(artifacts)
+
+
+def test_the_sample_covers_every_method_both_ways_and_every_axis_value() -> None:
+    specs = [p.values[0] for p in SAMPLE]
+    assert {(s.algorithm, *dict(s.variant).values()) for s in specs} == set(product(METHODS, SLICING, OUTPUTS))
+    assert {s.dtype for s in specs} == set(CONTRACT.axes["dtype"])
+    assert {s.items_per_thread for s in specs} == set(CONTRACT.axes["ipt"])
+    assert {_point(s)["block"] for s in specs} == set(CONTRACT.axes["block"])
+
+
+@pytest.mark.parametrize("spec", SAMPLE)
+def test_the_kernel_keeps_the_contract_resource_rules(spec: coopcheck.KernelSpec, adapter: CutlassAdapter) -> None:
+    _, report = _report(adapter, spec)
+    rules = CONTRACT.resources_for(_point(spec))
+    assert resource_violations(report, spec.algorithm, rules, METHODS) == []
+    assert report.registers * spec.threads <= SM_REGISTERS, f"{report.registers} registers x {spec.threads} threads"
+
+
+@pytest.mark.parametrize("spec", SAMPLE)
+def test_the_kernel_is_named_and_asks_for_its_plans_scratch(spec: coopcheck.KernelSpec,
+                                                            adapter: CutlassAdapter) -> None:
+    artifacts, _ = _report(adapter, spec)
+    assert artifacts.kernel_name == coopcheck.kernel_symbol(spec, include_block=True) + "_0"
+    assert re.search(rf"^\.visible \.entry {artifacts.kernel_name}\(", artifacts.ptx or "", re.M)
+    assert artifacts.kernel_name.encode() in (artifacts.cubin or b"")
+    threads = min(spec.threads, 32) if spec.static("slicing") == "on" else spec.threads  # that share of the tile
+    assert artifacts.dynamic_shared_bytes == exchange_plan(spec).scratch_bytes
+    assert artifacts.dynamic_shared_bytes == threads * spec.items_per_thread * np.dtype(spec.dtype).itemsize
+
+
+@pytest.mark.parametrize("spec", [p for p in SAMPLE if p.values[0].algorithm in WARP_METHODS])
+def test_a_warp_method_syncs_its_warp_or_time_sliced_its_block(spec: coopcheck.KernelSpec,
+                                                                 adapter: CutlassAdapter) -> None:
+    """ptxas may drop a warp barrier from the SASS (a converged warp), so its mask is read from the PTX."""
+    artifacts, _ = _report(adapter, spec)
+    warp = re.findall(r"bar\.warp\.sync\s+(-?\d+);", artifacts.ptx or "")
+    block = re.findall(r"\bbar(?:rier)?\.sync(?:\.aligned)?\s", artifacts.ptx or "")
+    if spec.static("slicing") == "on":
+        assert (warp, len(block) > 0) == ([], True)
+    else:
+        lanes = min(spec.threads, 32)
+        assert warp and {int(m) & 0xFFFFFFFF for m in warp} == {(1 << lanes) - 1} and not block, (warp, block)
+
+
+# -- the checks bite: an Exchange with one decision flipped breaks a resource rule ------------------------------
+
+
+@contextmanager
+def _without_block_barrier() -> Iterator[None]:
+    import cutlass.cute as cute
+
+    with mock.patch.object(cute.arch, "sync_threads", lambda: None):
+        yield
+
+
+@contextmanager
+def _block_barrier_for_warps() -> Iterator[None]:
+    import cutlass.cute as cute
+
+    with mock.patch.object(cute.arch, "sync_warp", lambda mask: cute.arch.sync_threads()):
+        yield
+
+
+FLIPPED = {
+    "block method without its barrier": (_without_block_barrier, "striped_to_blocked", "off", "require_sass BAR"),
+    "time-sliced without its barriers": (_without_block_barrier, "blocked_to_warp_striped", "on", "require_sass BAR"),
+    "warp method at a block barrier": (_block_barrier_for_warps, "warp_striped_to_blocked", "off", "forbid_sass BAR"),
+}
+
+
+@pytest.mark.parametrize("flipped", FLIPPED)
+def test_a_flipped_barrier_breaks_a_resource_rule(flipped: str, adapter: CutlassAdapter) -> None:
+    mutant, method, slicing, rule = FLIPPED[flipped]
+    spec = coopcheck.KernelSpec("block.exchange", "int32", (128,), 4, method,
+                                variant=(("slicing", slicing), ("output", "inplace")))
+    rules = CONTRACT.resources_for(_point(spec))
+    _, real = _report(adapter, spec)
+    assert resource_violations(real, method, rules, METHODS) == []
+    own = CutlassAdapter(disk_cache=False)  # the mutant never reaches the shared adapter or a disk cache
+    with mutant():
+        compiled = own.compile(spec, arch=ARCH)
+    found = resource_violations(inspect_artifacts(compiled.artifacts), method, rules, METHODS)
+    assert [m for m in found if m.startswith(rule)], found
