@@ -35,6 +35,8 @@ LAUNCH_REQUIRES = {**REQUIRES, "cuda": "cuda-bindings"}
 ACTIVATION_REQUIRES = {**LAUNCH_REQUIRES, "numpy": "numpy"}
 #: Byte the Load and Exchange outputs start as, so a slot the kernel never writes shows.
 UNWRITTEN = 0xA5
+#: What a launch takes: one batch type per family.
+Batch = coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch
 
 
 def dsl_arch(arch: str) -> str:
@@ -123,7 +125,7 @@ class CutlassAdapter:
         return _device.device_count() > 0
 
     def launch(self, compiled: CompiledKernel, spec: coopcheck.KernelSpec,
-               batch: coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch) -> np.ndarray:
+               batch: Batch) -> np.ndarray:
         """Run one block per case instance of ``batch`` and return the host copy of ``dst``."""
         if compiled.key != self.kernel_key(spec):
             raise ValueError(f"{coopcheck.kernel_symbol(spec, include_block=True)}: launched with a kernel "
@@ -175,8 +177,7 @@ class CutlassAdapter:
         return folder
 
 
-def _launch_arrays(spec: coopcheck.KernelSpec,
-                   batch: coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch) -> dict[str, np.ndarray]:
+def _launch_arrays(spec: coopcheck.KernelSpec, batch: Batch) -> dict[str, np.ndarray]:
     """The kernel's arrays by parameter name, checked against the ABI's sizes and dtypes."""
     import numpy as np
 

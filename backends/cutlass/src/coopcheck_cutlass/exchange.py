@@ -129,10 +129,7 @@ def _store(plan: ExchangePlan, scratch: cute.Tensor, items: cute.Tensor, ranks: 
     a negative index is never inside it: the items the guarded and flagged scatters skip."""
     store_at = plan.store_position()
     for i in cutlass.range_constexpr(plan.items_per_thread):
-        if cutlass.const_expr(store_at is None):
-            index = ranks[i] - lo
-        else:
-            index = store_at(me, i) - lo
+        index = (ranks[i] if store_at is None else store_at(me, i)) - lo
         if cutlass.const_expr(not plan.bounded):
             scratch[index] = items[i]
         else:

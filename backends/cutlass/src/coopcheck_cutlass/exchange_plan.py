@@ -15,28 +15,28 @@ import coopcheck
 from coopcheck.exchange import PARTIAL, SCATTER, WARP_METHODS, check_spec, warp_lanes
 from coopcheck.vocabulary import WARP_SIZE
 
-from coopcheck_cutlass.plan import DTYPE_BYTES
+from coopcheck_cutlass.plan import DTYPE_BYTES, BlockTile
 
 #: ``position(rank, item)``: the tile index that item ``item`` (a Python int) of ``rank`` holds.
 Position = Callable[[Any, int], Any]
-#: The arrangement of each side of a method (a scatter's input side is its ranks: None).
-SIDES: dict[str, tuple[str | None, str]] = {
-    "striped_to_blocked": ("striped", "blocked"),
-    "blocked_to_striped": ("blocked", "striped"),
-    "warp_striped_to_blocked": ("warp-striped", "blocked"),
-    "blocked_to_warp_striped": ("blocked", "warp-striped"),
-    "scatter_to_blocked": (None, "blocked"),
-    "scatter_to_striped": (None, "striped"),
-    "scatter_to_striped_guarded": (None, "striped"),
-    "scatter_to_striped_flagged": (None, "striped"),
-}
 FULL_MASK = 0xFFFFFFFF
+
+
+def sides(method: str) -> tuple[str | None, str]:
+    """The arrangements of a method's input and output, as CUB's names say (a scatter's input side is its ranks:
+    None; guarded and flagged name how it skips).
+
+    >>> sides("warp_striped_to_blocked"), sides("scatter_to_striped_flagged")
+    (('warp_striped', 'blocked'), (None, 'striped'))
+    """
+    source, _, output = method.partition("_to_")
+    return (None if source == "scatter" else source), output.removesuffix("_guarded").removesuffix("_flagged")
 
 
 def position(arrangement: str, threads: int, items_per_thread: int) -> Position:
     """The tile index function of ``arrangement`` in a block of ``threads`` threads.
 
-    >>> [[position("warp-striped", 40, 2)(r, i) for i in range(2)] for r in (0, 31, 32, 39)]
+    >>> [[position("warp_striped", 40, 2)(r, i) for i in range(2)] for r in (0, 31, 32, 39)]
     [[0, 32], [31, 63], [64, 96], [71, 103]]
     """
     ipt, lanes = items_per_thread, warp_lanes(threads)
@@ -44,14 +44,14 @@ def position(arrangement: str, threads: int, items_per_thread: int) -> Position:
         return lambda rank, i: rank * ipt + i
     if arrangement == "striped":
         return lambda rank, i: rank + i * threads
-    if arrangement == "warp-striped":
+    if arrangement == "warp_striped":
         # (rank - lane) is the warp's first rank, 32 * warp: its share of the tile starts at that times ipt.
         return lambda rank, i: (rank - rank % WARP_SIZE) * ipt + i * lanes + rank % WARP_SIZE
     raise ValueError(f"unknown arrangement {arrangement!r}")
 
 
 @dataclass(frozen=True)
-class ExchangePlan:
+class ExchangePlan(BlockTile):
     """A validated block Exchange configuration; every field is a compile-time constant."""
 
     dtype: str
@@ -59,14 +59,6 @@ class ExchangePlan:
     items_per_thread: int
     method: str
     warp_time_slicing: bool
-
-    @property
-    def threads(self) -> int:
-        return coopcheck.block_threads(self.block)
-
-    @property
-    def tile(self) -> int:
-        return self.threads * self.items_per_thread
 
     @property
     def scatter(self) -> bool:
@@ -135,12 +127,12 @@ class ExchangePlan:
 
     def store_position(self) -> Position | None:
         """Where the input item of slot (rank, item) goes; None for a scatter (its rank says)."""
-        source = SIDES[self.method][0]
+        source = sides(self.method)[0]
         return None if source is None else position(source, self.threads, self.items_per_thread)
 
     def load_position(self) -> Position:
         """The tile index whose item the output slot (rank, item) takes."""
-        return position(SIDES[self.method][1], self.threads, self.items_per_thread)
+        return position(sides(self.method)[1], self.threads, self.items_per_thread)
 
 
 def exchange_plan(spec: coopcheck.KernelSpec) -> ExchangePlan:

@@ -14,9 +14,9 @@ from typing import Any
 
 import coopcheck
 import cutlass
+import cutlass.cute as cute
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
-import cutlass.cute as cute
 from cutlass.cute.runtime import make_ptr
 
 from coopcheck_cutlass import block as coop_block

@@ -22,15 +22,11 @@ WIDEST_ACCESS_BYTES = 16
 SCRATCH_ALIGN = 16
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A validated block Load/Store configuration; every field is a compile-time constant."""
+class BlockTile:
+    """The threads and tile of a plan's block shape and items per thread (every plan's first arithmetic)."""
 
-    operation: str
-    dtype: str
     block: tuple[int, ...]
     items_per_thread: int
-    algorithm: str
 
     @property
     def threads(self) -> int:
@@ -39,6 +35,17 @@ class Plan:
     @property
     def tile(self) -> int:
         return self.threads * self.items_per_thread
+
+
+@dataclass(frozen=True)
+class Plan(BlockTile):
+    """A validated block Load/Store configuration; every field is a compile-time constant."""
+
+    operation: str
+    dtype: str
+    block: tuple[int, ...]
+    items_per_thread: int
+    algorithm: str
 
     @property
     def striped(self) -> bool:

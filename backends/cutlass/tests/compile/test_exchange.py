@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import product
+from types import ModuleType
 from typing import Any
 from unittest import mock
 
@@ -37,7 +38,7 @@ def _sample() -> list[Any]:
     params, k = [], 0
     for method, slicing, output in product(METHODS, SLICING, OUTPUTS):
         block = axes["block"][k % len(axes["block"])]
-        while method in WARP_METHODS and 32 < (threads := coopcheck.block_threads(parse_block(block))) \
+        while method in WARP_METHODS and (threads := coopcheck.block_threads(parse_block(block))) > 32 \
                 and threads % 32:
             k += 1  # a warp method on a partial last warp is a rejection case
             block = axes["block"][k % len(axes["block"])]
@@ -110,14 +111,6 @@ def test_a_warp_method_syncs_its_warp_or_time_sliced_its_block(spec: coopcheck.K
 
 
 @contextmanager
-def _without_block_barrier() -> Iterator[None]:
-    import cutlass.cute as cute
-
-    with mock.patch.object(cute.arch, "sync_threads", lambda: None):
-        yield
-
-
-@contextmanager
 def _block_barrier_for_warps() -> Iterator[None]:
     import cutlass.cute as cute
 
@@ -125,16 +118,21 @@ def _block_barrier_for_warps() -> Iterator[None]:
         yield
 
 
+#: What is flipped -> (the mutant: a ``tests/mutants.py`` context or one of this module's, method, slicing, the
+#: rule it must break).
 FLIPPED = {
-    "block method without its barrier": (_without_block_barrier, "striped_to_blocked", "off", "require_sass BAR"),
-    "time-sliced without its barriers": (_without_block_barrier, "blocked_to_warp_striped", "on", "require_sass BAR"),
+    "block method without its barrier": ("transpose_without_barrier", "striped_to_blocked", "off", "require_sass BAR"),
+    "time-sliced without its barriers": ("transpose_without_barrier", "blocked_to_warp_striped", "on",
+                                         "require_sass BAR"),
     "warp method at a block barrier": (_block_barrier_for_warps, "warp_striped_to_blocked", "off", "forbid_sass BAR"),
 }
 
 
 @pytest.mark.parametrize("flipped", FLIPPED)
-def test_a_flipped_barrier_breaks_a_resource_rule(flipped: str, adapter: CutlassAdapter) -> None:
-    mutant, method, slicing, rule = FLIPPED[flipped]
+def test_a_flipped_barrier_breaks_a_resource_rule(flipped: str, adapter: CutlassAdapter, mutants: ModuleType) -> None:
+    """``transpose_without_barrier`` traces every block barrier away, the Exchange's too."""
+    name, method, slicing, rule = FLIPPED[flipped]
+    mutant = getattr(mutants, name) if isinstance(name, str) else name
     spec = coopcheck.KernelSpec("block.exchange", "int32", (128,), 4, method,
                                 variant=(("slicing", slicing), ("output", "inplace")))
     rules = CONTRACT.resources_for(_point(spec))

@@ -109,7 +109,8 @@ def _spec(method: str, block: tuple[int, ...], ipt: int = 3) -> coopcheck.Kernel
 
 #: Every arrangement on whole warps, one warp of fewer threads, a 3-D block; blocked and striped on a partial warp
 #: too (no warp method runs there: a rejection case).
-ARRANGED = [(a, b) for a in ("blocked", "striped", "warp-striped") for b in ((32,), (5, 3, 2), (64,), (16, 8), (8, 4, 2))]
+ARRANGED = [(a, b) for a in ("blocked", "striped", "warp_striped")
+            for b in ((32,), (5, 3, 2), (64,), (16, 8), (8, 4, 2))]
 ARRANGED += [("blocked", (100,)), ("striped", (100,))]
 
 
@@ -119,7 +120,7 @@ def test_a_position_function_is_the_abi_arrangement(arrangement: str, block: tup
     at = position(arrangement, spec.threads, spec.items_per_thread)
     rank, item = np.arange(spec.threads)[:, None], np.arange(spec.items_per_thread)[None, :]
     ours = np.broadcast_to(at(rank, item), (spec.threads, spec.items_per_thread)).reshape(-1)
-    assert ours.tolist() == oracle.arrangement(spec, arrangement).tolist()
+    assert ours.tolist() == oracle.arrangement(spec, arrangement.replace("_", "-")).tolist()  # the ABI's names
     assert sorted(ours.tolist()) == list(range(spec.tile))
 
 
@@ -163,7 +164,7 @@ class _FlagsIgnored(ExchangePlan):
 
 class _WholeWarpLanes(ExchangePlan):
     def load_position(self) -> Any:
-        at = position("warp-striped", max(self.threads, 32), self.items_per_thread)  # W = 32 even for fewer threads
+        at = position("warp_striped", max(self.threads, 32), self.items_per_thread)  # W = 32 even for fewer threads
         return at if "warp_striped" in self.method else super().load_position()
 
 
