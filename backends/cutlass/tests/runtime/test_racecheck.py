@@ -1,9 +1,11 @@
-"""racecheck bites: it reports the transpose without its barrier and passes the real one
-(``tests/mutants.py`` run under compute-sanitizer)."""
+"""racecheck bites: it reports the transpose and the block Exchange without their barriers and passes the real
+ones (``tests/mutants.py`` run under compute-sanitizer)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from harness.sanitizer.probe import run_under
 
@@ -18,3 +20,9 @@ def test_racecheck_reports_the_transpose_without_its_barrier() -> None:
 def test_racecheck_passes_the_real_transpose() -> None:
     probe = run_under("racecheck", MUTANTS, "control")
     assert probe.clean, probe.output[-4000:]
+
+
+@pytest.mark.parametrize(("mode", "reported"), [("exchange-racy", True), ("exchange-control", False)])
+def test_racecheck_sees_the_exchange_without_its_barrier_and_passes_the_real_one(mode: str, reported: bool) -> None:
+    probe = run_under("racecheck", MUTANTS, mode)
+    assert (probe.reported, probe.clean) == (reported, not reported), probe.output[-4000:]
