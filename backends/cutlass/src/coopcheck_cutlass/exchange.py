@@ -63,10 +63,9 @@ def block_exchange(
     for bad static parameters.
     """
     plan = _plan(items_in, block, method, warp_time_slicing)
-    if plan.scatter and (ranks is None or cute.size(ranks) != plan.items_per_thread):
-        raise coopcheck.InvalidParameter("exchange_method", f"{method} needs ranks, one per item")
-    if plan.flagged and (flags is None or cute.size(flags) != plan.items_per_thread):
-        raise coopcheck.InvalidParameter("exchange_method", f"{method} needs flags, one per item")
+    for name, needed, given in (("ranks", plan.scatter, ranks), ("flags", plan.flagged, flags)):
+        if needed and (given is None or cute.size(given) != plan.items_per_thread):
+            raise coopcheck.InvalidParameter("exchange_ranks", f"{method} needs {name}, one per item")
     _check_payload(plan, "items_out", items_out)
     scratch = _scratch(plan, temp_storage)
     inplace = items_out is items_in

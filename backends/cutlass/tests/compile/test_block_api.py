@@ -1,5 +1,5 @@
 """The device API used directly from ``@cute.kernel`` code: bad statics are refused while the kernel
-is traced, naming the rule, and one scratch serves consecutive transposes."""
+is traced, naming the rule, and one scratch serves consecutive transposes and consecutive exchanges."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import coopcheck
 import cutlass
 import cutlass.cute as cute
 import pytest
-from coopcheck_cutlass import artifacts, block
+from coopcheck_cutlass import artifacts, block, exchange
+from coopcheck_cutlass.exchange_plan import ExchangePlan
 from coopcheck_cutlass.kernels import pointer
 from coopcheck_cutlass.plan import make_plan
 
@@ -93,3 +94,57 @@ def test_consecutive_transposes_share_one_scratch(tmp_path: Path) -> None:
     compiled = artifacts.collect(_compile(_two_transposes, keep_in=tmp_path), "sm_90a")
     assert compiled.dynamic_shared_bytes == 128 * 4 * 4
     assert compiled.ptx is not None and compiled.ptx.count("bar.sync") == 4
+
+
+def _ranks() -> cute.Tensor:
+    return _payload(cutlass.Int32, 4)
+
+
+EXCHANGE_REFUSED: dict[str, tuple[Body, str]] = {
+    "warp method on a partial last warp": (
+        lambda src, dst, n: exchange.block_exchange(_payload(), _payload(), block=(100,),
+                                                    method="warp_striped_to_blocked"), "exchange_warp_multiple"),
+    "unknown method": (
+        lambda src, dst, n: exchange.block_exchange(_payload(), _payload(), block=(128,), method="transpose"),
+        "exchange_method"),
+    "scatter without ranks": (
+        lambda src, dst, n: exchange.block_exchange(_payload(), _payload(), block=(128,), method="scatter_to_striped"),
+        "exchange_ranks"),
+    "flagged scatter without flags": (
+        lambda src, dst, n: exchange.block_exchange(_payload(), _payload(), block=(128,), ranks=_ranks(),
+                                                    method="scatter_to_striped_flagged"), "exchange_ranks"),
+    "output of another type": (
+        lambda src, dst, n: exchange.block_exchange(_payload(), _payload(cutlass.Float32), block=(128,),
+                                                    method="striped_to_blocked"), "dtype"),
+    "scratch smaller than a warp's share": (
+        lambda src, dst, n: exchange.block_exchange(
+            _payload(), _payload(), block=(128,), method="striped_to_blocked", warp_time_slicing=True,
+            temp_storage=cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Int32, cute.make_layout(127))),
+        "temp_storage"),
+}
+
+
+@pytest.mark.parametrize(("body", "rule"), EXCHANGE_REFUSED.values(), ids=EXCHANGE_REFUSED.keys())
+def test_a_bad_exchange_static_is_refused_while_tracing(body: Body, rule: str) -> None:
+    with pytest.raises(coopcheck.InvalidParameter) as raised:
+        _compile(body)
+    assert raised.value.rule == rule
+
+
+def _two_exchanges(src: cute.Tensor, dst: cute.Tensor, n: Any) -> None:
+    scratch = exchange.allocate_temp_storage(ExchangePlan("int32", (128,), 4, "striped_to_blocked", True))
+    items = _payload()
+    for i in range(4):
+        items[i] = src[cute.arch.thread_idx()[0] * 4 + i]
+    exchange.block_exchange(items, items, block=(128,), method="striped_to_blocked", warp_time_slicing=True,
+                            temp_storage=scratch)
+    exchange.block_exchange(items, items, block=(128,), method="blocked_to_striped", warp_time_slicing=True,
+                            temp_storage=scratch)
+    for i in range(4):
+        dst[cute.arch.thread_idx()[0] * 4 + i] = items[i]
+
+
+def test_consecutive_time_sliced_exchanges_share_one_warps_share_of_scratch(tmp_path: Path) -> None:
+    compiled = artifacts.collect(_compile(_two_exchanges, keep_in=tmp_path), "sm_90a")
+    assert compiled.dynamic_shared_bytes == 32 * 4 * 4
+    assert compiled.ptx is not None and compiled.ptx.count("bar.sync") == 2 * 2 * 4  # 4 slices x 2 barriers, twice
