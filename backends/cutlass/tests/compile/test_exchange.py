@@ -143,3 +143,21 @@ def test_a_flipped_barrier_breaks_a_resource_rule(flipped: str, adapter: Cutlass
         compiled = own.compile(spec, arch=ARCH)
     found = resource_violations(inspect_artifacts(compiled.artifacts), method, rules, METHODS)
     assert [m for m in found if m.startswith(rule)], found
+
+
+def test_a_launch_passes_the_abi_arrays_then_the_batch_scalars() -> None:
+    """Exchange: items, ranks, flags, dst, then n_blocks; Load/Store keep region, then n_blocks."""
+    import cutlass
+    from coopcheck_cutlass import kernels
+
+    spec = coopcheck.KernelSpec("block.exchange", "uint16", (64,), 2, "scatter_to_striped",
+                                variant=(("slicing", "off"), ("output", "separate")))
+    program = kernels.build(spec, "probe")
+    batch = coopcheck.ExchangeBatch(*(np.zeros(3 * spec.tile, t) for t in ("uint16", "int32", "int32")), spec.tile)
+    args = program.batch_arguments({"items": 16, "ranks": 32, "flags": 48, "dst": 64}, batch)
+    assert [a.dtype for a in args[:4]] == [cutlass.Uint16, cutlass.Int32, cutlass.Int32, cutlass.Uint16]
+    assert len(args) == 5 and isinstance(args[4], cutlass.Int32) and args[4].value == 3
+    load = kernels.build(coopcheck.KernelSpec("block.load", "int8", (32,), 2, "direct"), "probe")
+    scalars = load.batch_arguments({name: 0 for name, _ in load.pointers},
+                                   coopcheck.LoadBatch(*(np.zeros(1),) * 6, region=80))[-2:]
+    assert [type(a) for a in scalars] == [cutlass.Int64, cutlass.Int32] and [a.value for a in scalars] == [80, 1]
