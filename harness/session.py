@@ -381,7 +381,8 @@ def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeou
         if rc == 0 and journal_ended(journal):
             return
         if rc == 2 and not timed_out:  # a handled usage or input error: already printed
-            raise HarnessError("the worker stopped on an error (see above); the journal keeps what it recorded")
+            raise HarnessError(f"the worker{launch.where} stopped on an error (see above); the journal keeps what "
+                               "it recorded")
         if timed_out:
             how = f"no progress for {group_timeout:g} s"
             charged, now = _charge_inflight(journal, lock, proc.pid, Status.TIMEOUT, how)
