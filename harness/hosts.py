@@ -22,6 +22,7 @@ from harness import onhost
 from harness.contracts import contract_paths
 from harness.datafile import read_json
 from harness.errors import HarnessError
+from harness.fingerprint import MANIFEST_ENV  # the fingerprint records the wheels a worker ran from
 from harness.gpus import VISIBLE_ENV
 from harness.journal import CaseRecord, JournalLock, JournalWriter, final_cases, from_json, read_journal
 from harness.session import RunConfig
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 CHUNK_BYTES = 1 << 22
 #: The gateway types a spec may name (execnet's; ``vagrant_ssh`` and ``socket`` reach a host as well).
 GATEWAY_TYPES = ("popen", "ssh", "socket", "vagrant_ssh")
-#: The fingerprint records the manifest of the wheels a worker ran from (``harness.fingerprint``).
-MANIFEST_ENV = "COOP_WHEEL_MANIFEST"
 
 
 class HostError(HarnessError):
