@@ -203,7 +203,8 @@ class HostLaunch:
 
     def lost(self, journal: Path, exc: BaseException) -> HostError:
         kept = len(final_cases(read_journal(journal, kinds=(CaseRecord,)))) if journal.exists() else 0
-        return HostError(f"host {self.host.spec} ({self.shard}): lost mid-run ({_first_line(exc)}); {journal} "
+        how = "the shard's code there failed" if isinstance(exc, _execnet().RemoteError) else "lost mid-run"
+        return HostError(f"host {self.host.spec} ({self.shard}): {how} ({_first_line(exc)}); {journal} "
                          f"keeps the {kept} verdict(s) that came back")
 
 

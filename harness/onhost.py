@@ -121,7 +121,9 @@ def shard(channel: Any, task: dict[str, Any]) -> None:
     ``("kill",)`` from the other side kills the worker."""
     root = Path(task["root"])
     for relative, text in task["files"].items():
-        _inside(root, relative).write_text(text, encoding="utf-8")
+        path = _inside(root, relative)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     journal = _inside(root, task["journal"])
     journal.parent.mkdir(parents=True, exist_ok=True)
     journal.write_bytes(task["prior"])  # the worker resumes after what the run's journal holds already

@@ -21,6 +21,7 @@ import pytest
 from harness.cli import main
 from harness.contracts import load_contracts
 from harness.journal import CaseRecord, GroupRecord, SessionRecord, final_cases, read_journal
+from harness.scaling import group_costs
 from harness.session import RunConfig, planned_groups
 from tests.conftest import ROOT
 from tests.support.model_backend import FAULT_ENV
@@ -82,9 +83,10 @@ def _single(contracts: Path, tmp_path: Path) -> dict[str, tuple[str, str, tuple[
 @pytest.mark.usefixtures("on_hosts")
 def test_shards_on_popen_hosts_merge_into_the_single_worker_run(small_contracts: Path, dist: Path, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    single = _single(small_contracts, tmp_path)
     journal = tmp_path / "lane.jsonl"
     assert main(["run", *_common(small_contracts), "--journal", str(journal), "--hosts", "2*popen",
-                 "--gpus", "3,5", "--dist", str(dist)]) == 0
+                 "--gpus", "3,5", "--dist", str(dist), "--balance-from", str(tmp_path / "single.jsonl")]) == 0
     out, err = capsys.readouterr()
     shards = [tmp_path / f"lane.shard{k}of4.jsonl" for k in (1, 2, 3, 4)]
     assert "4 worker(s) on 2 gateway(s) (popen), round-robin, each on GPU(s) 3, 5 of its host" in out
@@ -98,7 +100,12 @@ def test_shards_on_popen_hosts_merge_into_the_single_worker_run(small_contracts:
     assert len(installed) == 1, "one host (one spec): set up once for all of its gateways"
     assert Path(installed[0]).is_relative_to(tmp_path / "hosts-tmp")
     assert not list((tmp_path / "hosts-tmp").iterdir()), "the run's folder on the host is removed at the end"
-    assert _verdicts(*shards) == _single(small_contracts, tmp_path)
+    costs = group_costs([tmp_path / "single.jsonl"])
+    for k, shard in enumerate(shards, start=1):  # each host's worker ran the cost-balanced share planned here
+        planned = planned_groups(RunConfig("simulator", "full", backends=["model"], contracts_dir=small_contracts,
+                                           shard=(k, 4), costs=costs), load_contracts(small_contracts))
+        assert set(final_cases(read_journal(shard))) == {c.id for _backend, cases in planned for c in cases}
+    assert _verdicts(*shards) == single
 
 
 def _children(pid: int) -> list[int]:
