@@ -26,7 +26,8 @@ from harness.datafile import read_text
 from harness.errors import HarnessError, Interrupted
 from harness.expectations import Verdict
 from harness.fingerprint import gpu_present
-from harness.gpus import select_gpus, spread
+from harness.gpus import select_gpus
+from harness.hosts import HostError, Hosts, parse_hosts
 from harness.journal import JournalLock
 from harness.lanes import ALL_LANES, LANE_OUT_ENV, LANE_WORK, lane_kind, lanes_not_run
 from harness.options import OneLineParser, arch, count, positive_int, seconds, whole_number
@@ -132,9 +133,36 @@ def _announcement(lane: str, chosen: bool, gpu: bool, cases: int) -> str:
     return running if chosen else f"{'CUDA device' if gpu else 'no CUDA device'} found: {running}"
 
 
+def _gpus(given: str | None, on_hosts: bool) -> list[str] | None:
+    """``--gpus``: here, as :func:`harness.gpus.select_gpus` reads it; with ``--hosts``, ids only, which every
+    host is taken to have (its GPUs are not listed from here)."""
+    if given is None:
+        return None
+    if on_hosts and (given.strip() == "all" or given.strip().isdigit()):
+        raise HarnessError(f"--gpus {given} with --hosts: name the GPU ids every host has (e.g. --gpus 0,1; one id: "
+                           "0,): all and a count list this machine's GPUs, not the hosts'")
+    return select_gpus(given, os.environ)
+
+
+def _devices(gpus: list[str] | None, jobs: int, specs: list[str] | None) -> list[str | None]:
+    """The GPU of each shard: round-robin over ``gpus`` among the shards of one host. Shard i runs on gateway i mod
+    n of ``specs`` (None: all here); gateways of one spec share a host and so its GPUs.
+
+    >>> _devices(["0", "1"], 4, ["popen", "popen", "ssh=b"])
+    ['0', '1', '0', '0']
+    """
+    hosts = specs or [""]
+    if not gpus:
+        return [None] * jobs
+    before = [sum(1 for j in range(i) if hosts[j % len(hosts)] == hosts[i % len(hosts)]) for i in range(jobs)]
+    return [gpus[n % len(gpus)] for n in before]
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.gpus is not None and args.no_isolate:
         raise HarnessError("--gpus gives each worker process its GPU: leave out --no-isolate")
+    if args.hosts and args.no_isolate:
+        raise HarnessError("--hosts runs each shard's worker on a host: leave out --no-isolate")
     gpu = gpu_present()
     chosen, args.lane = args.lane is not None, args.lane or ("gpu" if gpu else "host")
     config = _config(args)
@@ -147,18 +175,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     ledger = config.ledger()  # and an unreadable expectations file
     if args.ids_file:
         config.only_ids = frozenset(read_text(args.ids_file, HarnessError, f"--ids-file {args.ids_file}").split())
-    gpus = select_gpus(args.gpus, os.environ) if args.gpus is not None else None
-    jobs = args.jobs or (len(gpus) if gpus else 1)
+    specs = parse_hosts(args.hosts) if args.hosts else None
+    gpus = _gpus(args.gpus, specs is not None)
+    jobs = args.jobs or (len(gpus) if gpus else 1) * (len(specs) if specs else 1)
     if args.balance_from:
         config.costs = group_costs(args.balance_from)
     plan = planned_groups(config, contracts)
     print(_announcement(config.lane, chosen, gpu, sum(len(cases) for _backend, cases in plan)), flush=True)
-    if gpus:
+    if specs:
+        print(f"{jobs} worker(s) on {len(specs)} gateway(s) ({', '.join(dict.fromkeys(specs))}), round-robin"
+              + (f", each on GPU(s) {', '.join(gpus)} of its host" if gpus else ""), flush=True)
+    elif gpus:
         print(f"{jobs} worker(s) on GPU(s) {', '.join(gpus)}, round-robin", flush=True)
     out = Path(os.environ.get(LANE_OUT_ENV, "reports/out"))
     journal = args.resume or args.journal or out / f"{config.lane}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+    devices = _devices(gpus, jobs, specs)
     shards = [replace(config, shard=(k, jobs), gpu=device)
-              for k, device in zip(range(1, jobs + 1), spread(gpus, jobs) if gpus else [None] * jobs, strict=True)]
+              for k, device in zip(range(1, jobs + 1), devices, strict=True)]
     journals = [journal] if jobs == 1 else [journal.with_name(f"{journal.stem}.shard{k}of{jobs}.jsonl")
                                             for k in range(1, jobs + 1)]
     for shard, path in zip(shards, journals, strict=True):
@@ -174,9 +207,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.no_isolate:
             for shard, path in zip(shards, journals, strict=True):
                 run_worker(shard, path)
+        elif specs:
+            with Hosts(specs, config, args.dist) as hosts, RunProgress(plan, config.ledger(), sys.stderr) as progress:
+                supervise_shards(list(zip(shards, journals, strict=True)), args.group_timeout, progress,
+                                 hosts.launches(jobs))
         else:
             with RunProgress(plan, config.ledger(), sys.stderr) as progress:
                 supervise_shards(list(zip(shards, journals, strict=True)), args.group_timeout, progress)
+    except HostError as exc:
+        resume = f"--resume {journal}" + (f" --jobs {jobs}" if jobs > 1 else "")
+        raise HostError(f"{exc}; the other shards ran on: continue the run with {resume} (on any hosts, or here)"
+                        ) from None
     except (KeyboardInterrupt, Interrupted):
         one = len(journals) == 1
         raise Interrupted(f"interrupted: {', '.join(map(str, journals))} {'keeps' if one else 'keep'} what "
@@ -252,6 +293,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--balance-from", type=Path, nargs="+", metavar="JOURNAL",
                    help="a previous run's journals: assign kernel groups to shards by their measured cost "
                    "(default: contiguous slices)")
+    p.add_argument("--hosts", action="append", metavar="SPEC,...", help="run the shards on these execnet gateways, "
+                   "round-robin (repeatable or comma-separated; N*SPEC is N gateways): popen//python=python3, "
+                   "ssh=gpu1//python=/opt/venv/bin/python; each host installs the wheels of --dist in a fresh "
+                   "environment (--jobs defaults to one shard per gateway, times the GPUs of --gpus)")
+    p.add_argument("--dist", type=Path, default=Path("wheels", "dist"), metavar="DIR",
+                   help="with --hosts: the run's wheels and their manifest.json (default: wheels/dist)")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("worker", help="(internal) the worker process of a supervised run")
     _run_options(p)

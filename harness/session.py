@@ -19,11 +19,11 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 import coopcheck
 
@@ -112,19 +112,23 @@ class RunConfig:
             args += ["--expectations", str(self.expectations)]
         return args
 
-    def write_only_ids(self, path: Path) -> list[str]:
-        """Worker arguments that carry ``only_ids`` (through a file: there may be thousands)."""
-        if self.only_ids is None:
-            return []
-        path.write_text("\n".join(sorted(self.only_ids)) + "\n", encoding="utf-8")
-        return ["--only", str(path)]
+    def worker_files(self) -> dict[str, tuple[str, str]]:
+        """What a worker reads from files besides its journal (there may be thousands of ids or groups): option ->
+        (file suffix beside the journal, text); ``--only`` for ``only_ids``, ``--balance`` for ``costs``."""
+        files = {}
+        if self.only_ids is not None:
+            files["--only"] = (".ids", "\n".join(sorted(self.only_ids)) + "\n")
+        if self.costs is not None:
+            files["--balance"] = (".costs.json", _costs_json(self.costs))
+        return files
 
-    def write_costs(self, path: Path) -> list[str]:
-        """Worker arguments that carry ``costs`` (through a file: a full lane has thousands of groups)."""
-        if self.costs is None:
-            return []
-        path.write_text(_costs_json(self.costs), encoding="utf-8")
-        return ["--balance", str(path)]
+    def write_worker_files(self, journal: Path) -> list[str]:
+        """Write :meth:`worker_files` beside ``journal``; the worker arguments that name them."""
+        args = []
+        for option, (suffix, text) in self.worker_files().items():
+            journal.with_suffix(suffix).write_text(text, encoding="utf-8")
+            args += [option, str(journal.with_suffix(suffix))]
+        return args
 
     def worker_env(self) -> dict[str, str] | None:
         """The worker's environment: this one, with ``gpu`` its only visible device when set."""
@@ -286,18 +290,62 @@ def _charge_inflight(journal: Path, lock: JournalLock, worker: int, status: Stat
     return len(missing), len(done) + len(missing)
 
 
+class WorkerProcess(Protocol):
+    """What a supervisor needs of a running worker: a local ``subprocess.Popen``, or a worker on another host
+    (:class:`harness.hosts.HostWorker`) whose journal lines reach the local journal as they are written."""
+
+    @property
+    def pid(self) -> int: ...  # the pid its group records carry
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdin(self) -> IO[bytes] | None: ...  # closed when the worker is done with (a local worker's pipe)
+
+    def poll(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+    def wait(self) -> int: ...
+
+
+class Launch(Protocol):
+    """Starts one worker attempt of a shard writing ``journal`` under the supervisor's ``lock``."""
+
+    #: Where its workers run, for the supervisor's messages: "" here, else e.g. " on host ssh=gpu1".
+    where: str
+
+    def start(self, config: RunConfig, journal: Path, lock: JournalLock) -> WorkerProcess: ...
+
+
+class LocalLaunch:
+    """A worker process on this machine, handed the journal's lock as an inherited descriptor."""
+
+    where = ""
+
+    def start(self, config: RunConfig, journal: Path, lock: JournalLock) -> WorkerProcess:
+        python = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]  # keep a -P run off the source tree
+        cmd = [*python, "-m", "harness", "worker", *config.worker_args(), "--journal", str(journal),
+               "--lock-fd", str(lock.fd), "--supervised", *config.write_worker_files(journal)]
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, pass_fds=(lock.fd,), env=config.worker_env())
+
+
 def supervise(config: RunConfig, journal: Path, group_timeout: float = 900.0, max_restarts: int = 50,
-              stop: threading.Event | None = None, progress: RunProgress | None = None) -> None:
-    """Run the lane in child processes until it ends: a child that dies or falls silent inside a group costs
-    that group, one lost between groups a restart. ``stop`` set (an interrupt) ends the child at once and
-    raises :class:`Interrupted`, charging nothing. ``progress`` is fed every record the journal gains."""
+              stop: threading.Event | None = None, progress: RunProgress | None = None,
+              launch: Launch | None = None) -> None:
+    """Run the lane in child processes (started by ``launch``: here, by default) until it ends: a child that
+    dies or falls silent inside a group costs that group, one lost between groups a restart. ``stop`` set (an
+    interrupt) ends the child at once and raises :class:`Interrupted`, charging nothing. ``progress`` is fed
+    every record the journal gains."""
     stop = stop or threading.Event()
     lock = JournalLock(journal)
     tail = JournalTail(journal)
     try:
         if progress is not None:
             progress.feed(journal, tail.read(), live=False)
-        _supervise(config, journal, lock, group_timeout, max_restarts, stop, _Follower(journal, tail, progress))
+        _supervise(config, journal, lock, group_timeout, max_restarts, stop, _Follower(journal, tail, progress),
+                   launch or LocalLaunch())
     finally:
         lock.release()
 
@@ -318,44 +366,42 @@ class _Follower:
 
 
 def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeout: float, max_restarts: int,
-               stop: threading.Event, follower: _Follower) -> None:
-    python = [sys.executable, *(["-P"] if sys.flags.safe_path else [])]  # keep a -P run off the source tree
-    cmd = [*python, "-m", "harness", "worker", *config.worker_args(), "--journal", str(journal),
-           "--lock-fd", str(lock.fd), "--supervised", *config.write_only_ids(journal.with_suffix(".ids")),
-           *config.write_costs(journal.with_suffix(".costs.json"))]
+               stop: threading.Event, follower: _Follower, launch: Launch) -> None:
     restarts = stalls = 0
     verdicts = len(final_cases(read_journal(journal, kinds=(CaseRecord,))))
     while True:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, pass_fds=(lock.fd,), env=config.worker_env())
+        proc = launch.start(config, journal, lock)
         timed_out = _watch(proc, follower, group_timeout, stop)
         follower.read()  # what the worker wrote last
         if proc.stdin is not None:
             proc.stdin.close()
-        rc = proc.returncode
+        rc = proc.wait()  # it has ended: _watch returned
         if stop.is_set() or rc in (INTERRUPTED, -signal.SIGINT):
             raise Interrupted(f"{journal}: interrupted")
         if rc == 0 and journal_ended(journal):
             return
         if rc == 2 and not timed_out:  # a handled usage or input error: already printed
-            raise HarnessError("the worker stopped on an error (see above); the journal keeps what it recorded")
+            raise HarnessError(f"the worker{launch.where} stopped on an error (see above); the journal keeps what "
+                               "it recorded")
         if timed_out:
             how = f"no progress for {group_timeout:g} s"
             charged, now = _charge_inflight(journal, lock, proc.pid, Status.TIMEOUT, how)
         else:
-            how = f"worker died with {f'signal {signal.Signals(-rc).name}' if rc < 0 else f'exit status {rc}'}"
+            died = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit status {rc}"
+            how = f"worker{launch.where} died with {died}"
             charged, now = _charge_inflight(journal, lock, proc.pid, Status.CRASH, how)
         stalls = 0 if now > verdicts else stalls + 1
         verdicts, restarts = now, restarts + 1
         if stalls >= MAX_STALLS:
-            raise HarnessError(f"{journal}: the worker was lost {stalls} times in a row before it recorded a verdict "
-                               f"(last: {how}); see the journal")
+            raise HarnessError(f"{journal}: the worker{launch.where} was lost {stalls} times in a row before it "
+                               f"recorded a verdict (last: {how}); see the journal")
         if restarts > max_restarts:
-            raise HarnessError(f"{journal}: the worker was lost {restarts} times, more than the {max_restarts} "
-                               f"restarts a run takes (last: {how}); see the journal")
-        print(f"harness: worker restarted after charging {charged} case(s); resuming", file=sys.stderr)
+            raise HarnessError(f"{journal}: the worker{launch.where} was lost {restarts} times, more than the "
+                               f"{max_restarts} restarts a run takes (last: {how}); see the journal")
+        print(f"harness: worker{launch.where} restarted after charging {charged} case(s); resuming", file=sys.stderr)
 
 
-def _watch(proc: subprocess.Popen[bytes], follower: _Follower, timeout: float, stop: threading.Event) -> bool:
+def _watch(proc: WorkerProcess, follower: _Follower, timeout: float, stop: threading.Event) -> bool:
     """Wait for ``proc``; kill it when its journal has gained no record for ``timeout`` s (``STARTUP_SECONDS`` at
     least until the worker announces its first group) and return True, or when ``stop`` is set."""
     last_change, starting = time.monotonic(), True
@@ -375,13 +421,16 @@ def _watch(proc: subprocess.Popen[bytes], follower: _Follower, timeout: float, s
 
 
 def supervise_shards(runs: list[tuple[RunConfig, Path]], group_timeout: float,
-                     progress: RunProgress | None = None) -> None:
-    """Supervise each (shard, journal) in a thread of its own, all feeding ``progress``; an interrupt stops them
-    all at once and raises :class:`Interrupted`."""
+                     progress: RunProgress | None = None, launches: Sequence[Launch] | None = None) -> None:
+    """Supervise each (shard, journal) in a thread of its own, its workers started by its ``launches`` entry
+    (here, by default), all feeding ``progress``; an interrupt stops them all at once and raises
+    :class:`Interrupted`. A shard that stops on an error leaves the others running; the first error is raised
+    when they are done."""
     stop = threading.Event()
+    starts: Sequence[Launch] = launches or [LocalLaunch() for _run in runs]
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:
-        futures = [pool.submit(supervise, config, journal, group_timeout, stop=stop, progress=progress)
-                   for config, journal in runs]
+        futures = [pool.submit(supervise, config, journal, group_timeout, stop=stop, progress=progress,
+                               launch=launch) for (config, journal), launch in zip(runs, starts, strict=True)]
         try:
             for future in futures:
                 future.result()

@@ -92,6 +92,10 @@ def check_pytest_args(args: Sequence[str]) -> None:
         name = arg.split("=", 1)[0]
         joined = f"{arg} {args[i + 1]}" if i + 1 < len(args) else arg
         numprocesses = name.startswith("-n") and name[2:].isalnum()
+        if name == "--tx":  # xdist's gateways to other hosts: the judge reads the tools' XML here
+            raise SanitizerLaneError(f"pytest option {arg!r} is set by the lane driver; leave it out: a sanitizer "
+                                     "lane runs on this host: run one on each host and give `harness report` their "
+                                     "journals together (use --workers for the number of sanitized workers)")
         if name in DRIVER_OPTIONS or joined in DRIVER_OPTIONS or numprocesses:
             raise SanitizerLaneError(f"pytest option {arg!r} is set by the lane driver; leave it out "
                                      "(use --workers for the number of sanitized workers)")

@@ -49,6 +49,13 @@ def test_a_usage_error_exits_2_with_one_line(capsys: pytest.CaptureFixture[str])
                                        "(use --workers for the number of sanitized workers)\n")
 
 
+@pytest.mark.parametrize("args", [["--tx", "ssh=gpu1"], ["--tx=3*popen"], ["-d", "--tx", "popen"]])
+def test_a_gateway_spec_is_refused_saying_that_a_lane_runs_on_one_host(args: list[str]) -> None:
+    with pytest.raises(SanitizerLaneError, match="a sanitizer lane runs on this host: run one on each host and give "
+                       "`harness report` their journals together"):
+        check_pytest_args(args)
+
+
 def test_other_pytest_options_pass() -> None:
     check_pytest_args(["-k", "int32", "--coop-backend", "numba", "-p", "no:cacheprovider", "--no-header"])
 
