@@ -21,7 +21,7 @@ def test_the_shipped_manifest_asks_gpu_and_every_sanitizer_lane_of_every_backend
     assert set(cells) == {Cell(c, b, k) for c in ("block.load", "block.store")
                           for b in ("numba", "cutlass", "rustfatbin") for k in kinds} | {
         Cell(c, "cccl", k) for c in ("block.load", "block.store") for k in device_only} | {
-        Cell("block.exchange", "numba", k) for k in kinds}  # the one backend with an Exchange builder so far
+        Cell(c, "numba", k) for c in ("block.exchange", "block.shuffle") for k in kinds}  # their one builder so far
     assert [EVIDENCE[k].lane for k in kinds] == ["host", "host", "host", "gpu", *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
     assert [EVIDENCE[k].tool for k in kinds] == [None, None, None, None, *SANITIZER_TOOLS]
 
