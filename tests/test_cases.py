@@ -163,3 +163,41 @@ def test_an_id_naming_a_value_its_kernel_point_lacks_is_refused() -> None:
 def test_the_smoke_profile_of_a_contract_without_valid_items_keeps_its_cases() -> None:
     smoke = [c for c in expand(EXCHANGE, "numba", "smoke") if c.reject is None]
     assert len(smoke) == sum(len(point_cases(EXCHANGE, "numba", p)) for p in kernel_points(EXCHANGE, "smoke")) > 0
+
+
+SHUFFLE = CONTRACTS["block.shuffle"]
+
+
+def test_shuffle_full_profile_is_the_grid_minus_offset_and_rotate_above_one_item() -> None:
+    axes = [SHUFFLE.axes[a] for a in SHUFFLE.kernel_axes]
+    excluded = 2 * (len(SHUFFLE.axes["ipt"]) - 1) * len(SHUFFLE.axes["dtype"]) * len(SHUFFLE.axes["block"]) \
+        * len(SHUFFLE.axes["output"])
+    assert len(kernel_points(SHUFFLE, "full")) == len(list(itertools.product(*axes))) - excluded
+
+
+@pytest.mark.parametrize(("method", "block", "distances"), [
+    ("offset", "8x4x2", ["0", "1", "-1", "warp", "-warp", "last", "-last", "rand"]),
+    ("offset", "32", ["0", "1", "-1", "last", "-last", "rand"]),
+    ("rotate", "100", ["1", "warp", "last", "rand"]),
+    ("rotate", "7", ["1", "last", "rand"]),
+    ("up", "1024", ["none"]),
+    ("down_prefix", "5x3x2", ["none"]),
+])
+def test_the_only_tables_give_each_method_its_distances(method: str, block: str, distances: list[str]) -> None:
+    point = (("dtype", "int32"), ("block", block), ("ipt", 1), ("alg", method), ("output", "inplace"))
+    assert [c["distance"] for c in point_cases(SHUFFLE, "numba", point)] == distances
+
+
+def test_a_shuffle_id_naming_a_distance_its_kernel_point_lacks_is_refused() -> None:
+    good = "block.shuffle/numba/dtype=int32,block=32,ipt=1,alg=rotate,output=inplace"
+    assert case_from_id(good + ",distance=last", CONTRACTS.values())["distance"] == "last"
+    for absent in ("-1", "warp", "none"):
+        with pytest.raises(CaseIdError, match=f"distance={absent} does not exist in this kernel point"):
+            case_from_id(good + f",distance={absent}", CONTRACTS.values())
+
+
+def test_a_shuffle_reject_case_carries_its_static_distance_in_its_spec_and_id() -> None:
+    rejects = {c.reject.name: c for c in expand(SHUFFLE, "numba", "pr") if c.reject is not None}
+    case = rejects["rotate-full-turn"]
+    assert case.spec.static("static_distance") == 32 and "static_distance=32,reject=rotate-full-turn" in case.id
+    assert case_from_id(case.id, CONTRACTS.values()).spec == case.spec

@@ -29,6 +29,8 @@ def test_list_prints_both_profiles(capsys: pytest.CaptureFixture[str]) -> None:
     assert "block.store  pr      124 kernel points     4911 run cases in    20403 blocks" in out
     assert "block.exchange pr       99 kernel points      233 run cases in      950 blocks   6 reject cases" in out
     assert "block.exchange full  17952 kernel points    46464 run cases in   189600 blocks" in out
+    assert "block.shuffle pr       89 kernel points      228 run cases in      922 blocks  10 reject cases" in out
+    assert "block.shuffle full   4576 kernel points     6138 run cases in    25224 blocks" in out
 
 
 @pytest.mark.usefixtures("model_backend")

@@ -16,11 +16,14 @@ EXCHANGE = contracts_dir() / "block_exchange.toml"
 
 def test_shipped_contracts_load() -> None:
     contracts = {c.id: c for c in load_contracts()}
-    assert set(contracts) == {"block.load", "block.store", "block.exchange"}
+    assert set(contracts) == {"block.load", "block.store", "block.exchange", "block.shuffle"}
     assert contracts["block.load"].case_axes == ("valid", "oob", "offset")
     assert "oob" not in contracts["block.store"].axes
     assert contracts["block.exchange"].variant_axes == ("slicing", "output")
     assert contracts["block.exchange"].case_axes == ("ranks",) and contracts["block.load"].variant_axes == ()
+    assert contracts["block.shuffle"].variant_axes == ("output",) and contracts["block.shuffle"].case_axes == (
+        "distance",)
+    assert contracts["block.shuffle"].statics == ("static_distance",)
 
 
 def _mutated(tmp_path: Path, old: str, new: str) -> Path:

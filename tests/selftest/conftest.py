@@ -12,9 +12,10 @@ from harness.contracts import load_contracts
 from .exchange_mutants import EXCHANGE
 from .mutants import BOTH
 from .runs import Plan, plan
+from .shuffle_mutants import SHUFFLE
 
 #: The contracts the self-test has a reference model of.
-MODELLED = BOTH + EXCHANGE
+MODELLED = BOTH + EXCHANGE + SHUFFLE
 
 
 @pytest.fixture(scope="session")

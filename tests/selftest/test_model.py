@@ -9,8 +9,11 @@ from .exchange_mutants import EXCHANGE
 from .model import ReferenceModel
 from .mutants import BOTH
 from .runs import Model, Plan, failures
+from .shuffle_model import ShuffleModel
+from .shuffle_mutants import SHUFFLE
 
-MODELS: dict[str, type[Model]] = {**dict.fromkeys(BOTH, ReferenceModel), **dict.fromkeys(EXCHANGE, ExchangeModel)}
+MODELS: dict[str, type[Model]] = {**dict.fromkeys(BOTH, ReferenceModel), **dict.fromkeys(EXCHANGE, ExchangeModel),
+                                  **dict.fromkeys(SHUFFLE, ShuffleModel)}
 
 
 @pytest.mark.parametrize("contract_id", list(MODELS))

@@ -22,6 +22,7 @@ import pytest
 from .exchange_mutants import EXCHANGE_MUTANTS, ExchangeMutant
 from .mutants import MUTANTS, Mutant
 from .runs import Failure, Plan, failures, outline
+from .shuffle_mutants import SHUFFLE_MUTANTS, ShuffleMutant
 
 PINNED = Path(__file__).with_name("verdicts.json")
 RECORD_ENV = "COOP_SELFTEST_RECORD"
@@ -34,8 +35,11 @@ def pinned_form(found: list[Failure]) -> dict[str, object]:
     return {"failing": len(found), "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest()}
 
 
-@pytest.mark.parametrize("mutant", [pytest.param(m, id=m.name) for m in (*MUTANTS, *EXCHANGE_MUTANTS)])
-def test_mutant_is_caught(mutant: type[Mutant | ExchangeMutant], pr_plans: dict[str, Plan],
+ALL_MUTANTS = (*MUTANTS, *EXCHANGE_MUTANTS, *SHUFFLE_MUTANTS)
+
+
+@pytest.mark.parametrize("mutant", [pytest.param(m, id=m.name) for m in ALL_MUTANTS])
+def test_mutant_is_caught(mutant: type[Mutant | ExchangeMutant | ShuffleMutant], pr_plans: dict[str, Plan],
                           record_property: Callable[[str, object], None]) -> None:
     found = {cid: failures(mutant(), pr_plans[cid]) for cid in mutant.family}
     missed = [cid for cid in mutant.targets if not found[cid]]

@@ -8,6 +8,7 @@ from coopcheck.availability import BackendUnavailable, require
 from coopcheck.exchange import ExchangeBatch
 from coopcheck.load_store import LoadBatch, StoreBatch
 from coopcheck.registry import UnknownBackend, active, available, register
+from coopcheck.shuffle import ShuffleBatch
 from coopcheck.vocabulary import (
     ALGORITHMS,
     DTYPES,
@@ -21,7 +22,7 @@ from coopcheck.vocabulary import (
 __all__ = [
     "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
     "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "ExchangeBatch", "InvalidParameter", "KernelSpec",
-    "LoadBatch", "StoreBatch",
+    "LoadBatch", "ShuffleBatch", "StoreBatch",
     "UnknownBackend", "active", "available", "block_threads", "check_static", "kernel_symbol",
     "register", "require",
 ]

@@ -23,6 +23,9 @@ EXCHANGE_METHODS = (
     "striped_to_blocked", "blocked_to_striped", "warp_striped_to_blocked", "blocked_to_warp_striped",
     "scatter_to_blocked", "scatter_to_striped", "scatter_to_striped_guarded", "scatter_to_striped_flagged",
 )
+#: Block Shuffle's methods: CUB's Offset, Rotate, Up and Down, and Up / Down with their block item (see
+#: :mod:`coopcheck.shuffle`).
+SHUFFLE_METHODS = ("offset", "rotate", "up", "down", "up_suffix", "down_prefix")
 
 
 class InvalidParameter(ValueError):
@@ -50,6 +53,13 @@ STATIC_RULES = {
     "exchange_output": "an exchange's output is inplace or separate",
     "exchange_warp_multiple": "the warp-striped exchange methods need a block of whole warps, or one warp of fewer "
                               "than 32 threads (time-sliced or not)",
+    # Block Shuffle (coopcheck.shuffle)
+    "shuffle_method": "a shuffle method is one of " + ", ".join(SHUFFLE_METHODS),
+    "shuffle_output": "a shuffle's output is inplace or separate",
+    "shuffle_scalar": "offset and rotate move one item per thread (items_per_thread 1)",
+    "shuffle_offset_distance": "offset's distance is an int with |distance| < threads (a source inside the block)",
+    "shuffle_rotate_distance": "rotate's distance is an int in [1, threads)",
+    "shuffle_no_distance": "up and down take no distance",
 }
 
 

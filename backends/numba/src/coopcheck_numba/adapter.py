@@ -1,6 +1,6 @@
 """``NumbaAdapter``: the harness's view of the numba-cuda backend (see ``coopcheck.Adapter``).
 
-It builds the kernels of two families, Load/Store and Exchange. One contract kernel per kernel key
+It builds the kernels of three families, Load/Store, Exchange and Shuffle. One contract kernel per kernel key
 (operation, dtype, ipt, algorithm, variant), compiled once per arch and launched with one block per case
 instance. Where it compiles depends on the machine:
 
@@ -18,7 +18,18 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from coopcheck import Artifacts, ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, exchange, load_store, require
+from coopcheck import (
+    Artifacts,
+    ExchangeBatch,
+    KernelSpec,
+    LoadBatch,
+    ShuffleBatch,
+    StoreBatch,
+    exchange,
+    load_store,
+    require,
+    shuffle,
+)
 from coopcheck.ptx import entry_name
 
 from coopcheck_numba import REQUIRES
@@ -49,7 +60,7 @@ class NumbaAdapter:
     """The ``numba`` backend: numba-cuda ``@cuda.jit`` kernels around :mod:`coopcheck_numba.blockio`."""
 
     name = "numba"
-    operations = load_store.OPERATIONS | exchange.OPERATIONS
+    operations = load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -65,7 +76,7 @@ class NumbaAdapter:
         return key + spec.variant if spec.variant else key
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        (exchange.check_spec if spec.operation in exchange.OPERATIONS else load_store.check_spec)(spec)
+        _family(spec).check_spec(spec)
         slot = (self.kernel_key(spec), arch)
         if slot not in self._builds:
             self._builds[slot] = _build(spec, arch)
@@ -85,17 +96,26 @@ class NumbaAdapter:
 
         return SIMULATED or bool(cuda.is_available())
 
-    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch) -> Any:
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec,
+               batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch) -> Any:
         from coopcheck_numba.kernels import launch
 
         return launch(compiled.build.kernel, spec, batch, _shared_bytes(spec))
+
+
+def _family(spec: KernelSpec) -> Any:
+    """The kernel ABI module of ``spec``'s family (its ``check_spec``: the static rules)."""
+    return next((f for f in (exchange, shuffle) if spec.operation in f.OPERATIONS), load_store)
 
 
 def _shared_bytes(spec: KernelSpec) -> int:
     """The dynamic shared memory a launch of ``spec``'s kernel provides (its block's size decides it)."""
     from coopcheck_numba.blockio import shared_bytes
     from coopcheck_numba.exchange import exchange_shared_bytes
+    from coopcheck_numba.shuffle import shuffle_shared_bytes
 
+    if spec.operation in shuffle.OPERATIONS:
+        return shuffle_shared_bytes(spec.dtype, spec.threads)
     if spec.operation in exchange.OPERATIONS:
         return exchange_shared_bytes(spec.dtype, spec.items_per_thread, spec.static("slicing") == "on", spec.threads)
     return shared_bytes(spec.dtype, spec.items_per_thread, spec.algorithm, spec.threads)

@@ -1,8 +1,10 @@
-"""The contract kernels: one Load-only, one Store-only and one Exchange ``@cuda.jit`` kernel per specialization.
+"""The contract kernels: one Load-only, one Store-only, one Exchange and one Shuffle ``@cuda.jit`` kernel per
+specialization.
 
-They implement the batched ABIs of ``coopcheck.load_store`` and ``coopcheck.exchange`` (one block per case
-instance) around the device functions of :mod:`coopcheck_numba.blockio` and :mod:`coopcheck_numba.exchange`
-(or any device functions of the same signature, with the files they link), and are named
+They implement the batched ABIs of ``coopcheck.load_store``, ``coopcheck.exchange`` and ``coopcheck.shuffle`` (one
+block per case instance) around the device functions of :mod:`coopcheck_numba.blockio`,
+:mod:`coopcheck_numba.exchange` and :mod:`coopcheck_numba.shuffle` (or any device functions of the same
+signature, with the files they link), and are named
 ``coopcheck.kernel_symbol(spec)`` so that the mangled entry name, and so every sanitizer record, names its
 specialization.
 """
@@ -14,15 +16,19 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, ShuffleBatch, StoreBatch, kernel_symbol
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
+from coopcheck.shuffle import BLOCK_ITEM
+from coopcheck.shuffle import OPERATIONS as SHUFFLE
+from coopcheck.shuffle import out_length as shuffle_out_length
 from numba import cuda
 from numba.cuda import types
 from numba.cuda.np import numpy_support
 
 from coopcheck_numba.blockio import SIMULATED, build_load, build_store, rank, threads
 from coopcheck_numba.exchange import build_exchange
+from coopcheck_numba.shuffle import build_shuffle
 
 #: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
@@ -42,6 +48,8 @@ def contract_kernel(spec: KernelSpec) -> ContractKernel:
     if spec.operation in EXCHANGE:
         return _exchange_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("slicing"),
                                          spec.static("output"))
+    if spec.operation in SHUFFLE:
+        return _shuffle_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("output"))
     return _contract_kernel(spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
 
 
@@ -157,6 +165,67 @@ def exchange_kernel(exchange: Callable[..., Any], dtype: str, ipt: int, inplace:
     return _named(kernel, symbol, (vector, i32s, i32s, vector), link)
 
 
+@functools.cache
+def _shuffle_contract_kernel(dtype: str, ipt: int, method: str, output: str) -> ContractKernel:
+    symbol = kernel_symbol(KernelSpec("block.shuffle", dtype, (1,), ipt, method, variant=(("output", output),)))
+    return shuffle_kernel(build_shuffle(dtype, ipt, method), dtype, ipt, method, output == "inplace", symbol)
+
+
+def shuffle_kernel(shuffle: Callable[..., Any], dtype: str, ipt: int, method: str, inplace: bool, symbol: str,
+                   link: Sequence[str] = ()) -> ContractKernel:
+    """The Shuffle contract kernel around any device function with :func:`coopcheck_numba.block_shuffle`'s
+    signature, in place or into a second array that starts as its ``prior`` values (then also writing the input
+    items after the call), named ``symbol``, linked with the files ``link`` names."""
+    nbtype = numpy_support.from_dtype(np.dtype(dtype))
+    tiles = 1 if inplace else 2  # dst elements per block before the block items, in tiles
+    with_item = method in BLOCK_ITEM
+
+    if inplace:
+
+        @cuda.jit(device=True)
+        def call(held, out, prior, first, distance, item):
+            shuffle(held, held, distance, item)
+
+        @cuda.jit(device=True)
+        def write_back(dst, first, tile, held, out):
+            for i in range(ipt):
+                dst[first + i] = held[i]
+
+    else:
+
+        @cuda.jit(device=True)
+        def call(held, out, prior, first, distance, item):
+            for i in range(ipt):
+                out[i] = prior[first + i]
+            shuffle(held, out, distance, item)
+
+        @cuda.jit(device=True)
+        def write_back(dst, first, tile, held, out):
+            for i in range(ipt):
+                dst[first + i] = out[i]
+                dst[first + tile + i] = held[i]  # the input items, as the call left them
+
+    def kernel(items, prior, distance, dst):
+        b, me = np.int64(cuda.blockIdx.x), np.int64(rank())
+        n_threads = np.int64(threads())
+        tile = n_threads * ipt
+        width = tiles * tile + (n_threads if with_item else 0)
+        held = cuda.local.array(ipt, nbtype)
+        out = cuda.local.array(ipt, nbtype)
+        item = cuda.local.array(1, nbtype)
+        for i in range(ipt):
+            held[i] = items[b * tile + me * ipt + i]
+        first_prior = b * (tile + n_threads)
+        item[0] = prior[first_prior + tile + me]
+        call(held, out, prior, first_prior + me * ipt, distance[b], item)
+        write_back(dst, b * width + me * ipt, tile, held, out)
+        if with_item:
+            dst[b * width + width - n_threads + me] = item[0]
+
+    vector, i32s, _ = _arrays(nbtype)
+    return _named(kernel, symbol, (vector, vector, i32s, vector), link)
+
+
 def _arrays(nbtype: Any) -> tuple[Any, Any, Any]:
     return (types.Array(nbtype, 1, "C"), types.Array(types.int32, 1, "C"),
             types.Array(types.int64, 1, "C"))
@@ -169,7 +238,7 @@ def _named(function: Any, symbol: str, signature: tuple[Any, ...], link: Sequenc
     return ContractKernel(symbol, cuda.jit(function, **options), signature)
 
 
-def launch(kernel: ContractKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch,
+def launch(kernel: ContractKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch,
            shared: int) -> Any:
     """One batched launch of a contract kernel (see ``coopcheck.adapter``) with ``shared`` bytes of dynamic
     shared memory; returns the host copy of ``dst``."""
@@ -180,6 +249,10 @@ def launch(kernel: ContractKernel, spec: KernelSpec, batch: LoadBatch | StoreBat
     if isinstance(batch, ExchangeBatch):
         dst = cuda.device_array(batch.n_blocks * out_length(spec), dtype=dtype)
         launcher(_device(batch.items, dtype), _device(batch.ranks, np.int32), _device(batch.flags, np.int32), dst)
+        return dst.copy_to_host()
+    if isinstance(batch, ShuffleBatch):
+        dst = cuda.device_array(batch.n_blocks * shuffle_out_length(spec), dtype=dtype)
+        launcher(_device(batch.items, dtype), _device(batch.prior, dtype), _device(batch.distance, np.int32), dst)
         return dst.copy_to_host()
     valid = cuda.to_device(np.ascontiguousarray(batch.valid, dtype=np.int32))
     offset = cuda.to_device(np.ascontiguousarray(batch.offset, dtype=np.int64))

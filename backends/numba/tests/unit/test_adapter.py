@@ -91,8 +91,8 @@ def _exchange(method: str, slicing: str = "off", output: str = "inplace", block:
                                 variant=(("slicing", slicing), ("output", output)))
 
 
-def test_declares_the_load_store_and_exchange_families(adapter: NumbaAdapter) -> None:
-    assert adapter.operations == {"block.load", "block.store", "block.exchange"}
+def test_declares_the_load_store_exchange_and_shuffle_families(adapter: NumbaAdapter) -> None:
+    assert adapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle"}
 
 
 def test_an_exchange_kernel_key_holds_its_variant_but_not_its_block(adapter: NumbaAdapter) -> None:
@@ -111,18 +111,41 @@ def test_an_exchange_contract_kernel_is_named_by_its_specialization() -> None:
     assert contract_kernel(_exchange("blocked_to_warp_striped", "on", "separate", block=(256,))) is kernel
 
 
-def _exchange_rejects() -> list[object]:
+def _family_rejects(*contract_ids: str) -> list[object]:
     from harness.cases import expand
     from harness.contracts import load_contracts
 
-    contract = {c.id: c for c in load_contracts()}["block.exchange"]
-    return [pytest.param(case.spec, case.reject.rule, id=case.reject.name)
-            for case in expand(contract, "numba", "pr") if case.reject is not None]
+    contracts = {c.id: c for c in load_contracts()}
+    return [pytest.param(case.spec, case.reject.rule, id=f"{cid}/{case.reject.name}")
+            for cid in contract_ids for case in expand(contracts[cid], "numba", "pr") if case.reject is not None]
 
 
-@pytest.mark.parametrize(("spec", "rule"), _exchange_rejects())
-def test_compile_refuses_the_exchange_contracts_rejection_cases(adapter: NumbaAdapter, spec: coopcheck.KernelSpec,
+@pytest.mark.parametrize(("spec", "rule"), _family_rejects("block.exchange", "block.shuffle"))
+def test_compile_refuses_the_family_contracts_rejection_cases(adapter: NumbaAdapter, spec: coopcheck.KernelSpec,
                                                                rule: str) -> None:
     with pytest.raises(coopcheck.InvalidParameter) as refused:
         adapter.compile(spec, arch="sm_90")
     assert refused.value.rule == rule
+
+
+def _shuffle(method: str, output: str = "inplace", block: tuple[int, ...] = (64,), dtype: str = "int16",
+             ipt: int = 1) -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.shuffle", dtype, block, ipt, method, variant=(("output", output),))
+
+
+def test_a_shuffle_kernel_key_holds_its_output_but_not_its_block(adapter: NumbaAdapter) -> None:
+    keys = {adapter.kernel_key(_shuffle("rotate", block=b)) for b in ((7,), (10, 5), (1024,))}
+    assert keys == {("block.shuffle", "int16", 1, "rotate", ("output", "inplace"))}
+    assert adapter.kernel_key(_shuffle("rotate", output="separate")) not in keys
+
+
+def test_a_shuffle_contract_kernel_is_named_by_its_specialization_and_takes_one_item_of_scratch_a_thread(
+        adapter: NumbaAdapter) -> None:
+    spec = _shuffle("down_prefix", output="separate", ipt=4)
+    kernel = contract_kernel(spec)
+    assert kernel.symbol == coopcheck.kernel_symbol(spec) == kernel.dispatcher.py_func.__qualname__
+    assert kernel.symbol.endswith("__ipt4__down_prefix__separate")
+    assert contract_kernel(_shuffle("down_prefix", "separate", block=(8, 4, 2), ipt=4)) is kernel
+    from coopcheck_numba.adapter import _shared_bytes
+
+    assert _shared_bytes(_shuffle("up", block=(10, 5), dtype="float64", ipt=8)) == 50 * 8
