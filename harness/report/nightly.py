@@ -209,7 +209,24 @@ class Rollup:
 
     def markdown(self) -> str:
         return render_markdown_template("nightly.md.j2", {**self.to_json(), "verdict": self.verdict,
-                                                          "bisect_file": BISECT})
+                                                          "bisect_file": BISECT,
+                                                          "changes": transition_rows(self.transitions)})
+
+
+#: Cases a Markdown row of status changes names; the JSON lists every one.
+SHOWN = 3
+
+
+def transition_rows(transitions: list[history.Transition]) -> list[dict[str, Any]]:
+    """The status changes grouped by kind (combination, lane, was, now, nights), in the order each kind first
+    appears, with its count and first :data:`SHOWN` case ids: a lane that stopped early loses every case it did not
+    reach, which a row per case would bury."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for t in transitions:
+        groups.setdefault((t.combination, t.lane, t.was, t.now, t.since, t.night, t.regression), []).append(t.id)
+    keys = ("combination", "lane", "was", "now", "since", "night", "regression")
+    return [{**dict(zip(keys, key, strict=True)), "cases": len(ids), "first": sorted(ids)[:SHOWN]}
+            for key, ids in groups.items()]
 
 
 @dataclass(frozen=True)

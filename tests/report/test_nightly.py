@@ -13,9 +13,9 @@ import pytest
 
 from harness.cli import main as harness_main
 from harness.report.errors import ReportError
-from harness.report.history import append_night, nights, read_history
+from harness.report.history import Transition, append_night, nights, read_history
 from harness.report.matrix import Combination, load_matrix
-from harness.report.nightly import CommandRunner, LaneRunner, Night, Probes, run_nightly
+from harness.report.nightly import CommandRunner, LaneRunner, Night, Probes, run_nightly, transition_rows
 from harness.report.render import md_text
 from harness.report.toolchain import PROBE, VenvInstaller
 from harness.statuses import Status
@@ -327,8 +327,12 @@ def test_two_nights_show_the_planted_transition_with_its_night_and_lane(
     assert ids and all(BROKEN.split("__")[1] in i for i in ids)
     assert [r.outcome for r in rollup.results if r.outcome != "not run"] == ["passed", "failed"]
     text = (out / "nightly.md").read_text()
-    row = f"| {md_text(ids[0])} | numpy=2.x,lane=host | simulator | Pass | Fail | night-1 | night-2 (first bad night) |"
+    # One row per kind of change, its count and first cases: a night that lost a million cases stays readable;
+    # the JSON keeps every one.
+    shown = "; ".join(md_text(i) for i in ids[:3]) + (f" (+{len(ids) - 3} more)" if len(ids) > 3 else "")
+    row = f"| numpy=2.x,lane=host | simulator | Pass | Fail | night-1 | night-2 (first bad night) | {len(ids)} | {shown} |"
     assert row in text
+    assert [t["id"] for t in json.loads((out / "nightly.json").read_text())["transitions"]] == ids
     ids_file = out / "bisect" / "numpy-2.x_lane-host_simulator.ids.txt"
     assert ids_file.read_text().split() == ids
     script = (out / "bisect.sh").read_text().splitlines()
@@ -519,3 +523,18 @@ def test_an_earlier_night_run_again_after_a_later_one_rolls_up_whole(tmp_path: P
         rollup = run_nightly(mat, tmp_path / name, probes(), runner=passing, only=only,
                              night=Night(history=history_file, name=name))
     assert [r.id for r in rollup.results if r.outcome == "passed"] == ["numpy=1.26,lane=host", "numpy=2.x,lane=host"]
+
+
+def test_the_roll_up_groups_status_changes_by_kind_with_their_first_cases() -> None:
+    """A timed-out lane loses every case it did not reach: the Markdown shows one row per kind of change with its
+    count and three cases (in id order), not a row per case."""
+    def change(case: str, now: str | None, lane: str = "gpu") -> Transition:
+        return Transition("numpy=2.3,lane=gpu-full", lane, case, "Pass", now, True, "night-1", "night-2")
+
+    lost = [change(f"block.load/numba/c{i}", None) for i in (4, 0, 3, 1, 2)]
+    rows = transition_rows([*lost, change("block.load/numba/c9", "Fail"), change("block.load/numba/c5", None, "x")])
+    assert [(r["now"], r["lane"], r["cases"], r["first"]) for r in rows] == [
+        (None, "gpu", 5, ["block.load/numba/c0", "block.load/numba/c1", "block.load/numba/c2"]),
+        ("Fail", "gpu", 1, ["block.load/numba/c9"]),
+        (None, "x", 1, ["block.load/numba/c5"])]
+
