@@ -99,3 +99,12 @@ def family_mutant(deviation: type, base: M, prefix: str = "") -> M:
                  "__qualname__": deviation.__qualname__}
     made: M = type(deviation.__name__, (deviation, base), namespace)
     return made
+
+
+#: The deviations of :func:`common_mutants`, in its order.
+COMMON = (RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated)
+
+
+def common_mutants(base: M, prefix: str = "") -> tuple[M, ...]:
+    """A family's mutants of the deviations in :data:`COMMON` (see :func:`family_mutant`)."""
+    return tuple(family_mutant(d, base, prefix) for d in COMMON)

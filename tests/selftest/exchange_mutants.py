@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import deviations
-from .deviations import MutantTraits, family_mutant
+from .deviations import MutantTraits, common_mutants
 from .exchange_model import Call, ExchangeModel
 from .model import Array, Scratch
 
@@ -151,10 +151,7 @@ class RanksOverwritten(deviations.InputOverwritten, ExchangeMutant):
 
 
 #: The deviations every family's model has (:mod:`.deviations`), named after this family.
-RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = (
-    family_mutant(d, ExchangeMutant, "exchange")
-    for d in (deviations.RankYMajor, deviations.StaticsUnchecked, deviations.FloatCanonicalized,
-              deviations.OutputTruncated))
+RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = common_mutants(ExchangeMutant, "exchange")
 
 EXCHANGE_MUTANTS: tuple[type[ExchangeMutant], ...] = (
     RanksInverted, WarpStripedAsStriped, GuardedWritesNegativeRanks, FlaggedIgnoresFlags,

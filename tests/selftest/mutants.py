@@ -10,8 +10,7 @@ import coopcheck
 import numpy as np
 from coopcheck.vocabulary import WARP_SIZE
 
-from . import deviations
-from .deviations import MutantTraits, family_mutant
+from .deviations import MutantTraits, common_mutants
 from .model import Array, Call, ReferenceModel, Scratch
 
 LOAD = ("block.load",)
@@ -323,10 +322,7 @@ class FirstBlocksOffsetForAll(Mutant):
 
 
 #: The deviations every family's model has (:mod:`.deviations`), Load/Store's of them named as they are.
-RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = (
-    family_mutant(d, Mutant)
-    for d in (deviations.RankYMajor, deviations.StaticsUnchecked, deviations.FloatCanonicalized,
-              deviations.OutputTruncated))
+RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = common_mutants(Mutant)
 
 MUTANTS: tuple[type[Mutant], ...] = (
     IgnoresValidItems, TransposeMovesInvalidSlots, FullTilePathAtTileMinusOne, GuardInclusive,

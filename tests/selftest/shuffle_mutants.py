@@ -11,7 +11,7 @@ import coopcheck
 import numpy as np
 
 from . import deviations
-from .deviations import MutantTraits, family_mutant
+from .deviations import MutantTraits, common_mutants
 from .model import Array, Scratch
 from .shuffle_model import Call, ShuffleModel
 
@@ -164,10 +164,7 @@ class PriorOverwritten(deviations.InputOverwritten, ShuffleMutant):
 
 
 #: The deviations every family's model has (:mod:`.deviations`), named after this family.
-RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = (
-    family_mutant(d, ShuffleMutant, "shuffle")
-    for d in (deviations.RankYMajor, deviations.StaticsUnchecked, deviations.FloatCanonicalized,
-              deviations.OutputTruncated))
+RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = common_mutants(ShuffleMutant, "shuffle")
 
 SHUFFLE_MUTANTS: tuple[type[ShuffleMutant], ...] = (
     DistanceNegated, RotateWithoutWrap, OffsetWraps, CarryFromOwnThread, EdgeWritten, BlockItemFromWrongThread,
