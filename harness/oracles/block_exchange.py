@@ -35,14 +35,12 @@ from coopcheck.exchange import (
 from coopcheck.vocabulary import WARP_SIZE
 
 from harness.cases import Case
-from harness.oracles.judging import Judging
+from harness.oracles.judging import Bools, Ints, Judging, Prediction, axes_lacking, canonical, matches, thread_ranks
 from harness.oracles.launch import Launch as Launch
 from harness.oracles.launch import Verdict as Verdict
 from harness.oracles.launch import block_order
 from harness.oracles.values import fill, mix, patterns, raw_view
 
-Ints = npt.NDArray[np.int64]
-Bools = npt.NDArray[np.bool_]
 OPERATION = "block.exchange"
 #: The rank patterns (the ``ranks`` case axis): none for the methods without ranks; permutations; and for the
 #: guarded and flagged scatters, ones that skip about a third (``partial``) or seven eighths (``sparse``) of
@@ -90,21 +88,11 @@ def check_static(spec: coopcheck.KernelSpec) -> None:
 
 def axes_problem(operation: str, axes: Mapping[str, Sequence[Any]]) -> str | None:
     """An Exchange contract names the method's time-slicing, its output and its rank patterns."""
-    missing = [a for a in AXES if a not in axes]
-    return f"an Exchange contract has the axes {', '.join(AXES)} (it lacks {', '.join(missing)})" if missing else None
+    return axes_lacking("an Exchange contract", AXES, axes)
 
 
 def blocks_per_case(spec: coopcheck.KernelSpec) -> int:
     return len(patterns(spec.dtype, spec.tile))
-
-
-def thread_ranks(spec: coopcheck.KernelSpec, y_major: bool = False) -> Ints:
-    """The rank each thread (in ABI rank order) has for the primitive; ``y_major`` gives a y-fastest one."""
-    if not y_major:
-        return np.arange(spec.threads, dtype=np.int64)
-    bx, by, bz = (*spec.block, 1, 1)[:3]
-    z, y, x = np.indices((bz, by, bx)).reshape(3, -1)
-    return (y + by * (x + bx * z)).astype(np.int64)
 
 
 def arrangement(spec: coopcheck.KernelSpec, name: str, y_major: bool = False) -> Ints:
@@ -272,11 +260,6 @@ def compare(spec: coopcheck.KernelSpec, snap: ExchangeBatch, out: np.ndarray) ->
 # -- diagnosis ---------------------------------------------------------------------------------------------
 
 
-def _canonical(items: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):  # signalling NaNs quieten: that is the hypothesis
-        return items + items.dtype.type(0)  # type: ignore[no-any-return]
-
-
 def _variants(spec: coopcheck.KernelSpec) -> Iterator[tuple[str, Params, bool]]:
     """(diagnosis, its parameters, strict): a strict hypothesis predicts every specified element; the others
     (a race between a skipped item and the item it clobbers) only what the wrong elements hold."""
@@ -298,38 +281,24 @@ def _variants(spec: coopcheck.KernelSpec) -> Iterator[tuple[str, Params, bool]]:
         yield "flags-ignored", replace(p, ghosts=True), False
     yield "nothing-exchanged", replace(p, nothing=True), True
     if np.dtype(spec.dtype).kind == "f":
-        yield "floats-canonicalized", replace(p, moved=_canonical), True
+        yield "floats-canonicalized", replace(p, moved=canonical), True
 
 
 def explain(spec: coopcheck.KernelSpec, snap: ExchangeBatch, got: np.ndarray, wrong: Bools, launch: Launch,
             bad: Bools) -> dict[int, tuple[str, ...]]:
     """Block -> the hypotheses that explain its output (only blocks with wrong output)."""
-    at = np.flatnonzero(bad & wrong.any(axis=1))
-    if not at.size:
-        return {}
-    got_raw = raw_view(np.ascontiguousarray(got))[at]
-    _, judged = expected(spec, snap, params_of(spec), at)
-    found: dict[int, list[str]] = {}
-    for name, params, strict in _variants(spec):
-        alt, defined = expected(spec, snap, params, at)
-        same = raw_view(np.ascontiguousarray(alt)) == got_raw
-        explained = (~wrong[at] | (defined & same)).all(axis=1)
-        if strict:
-            explained &= (same | ~defined | ~judged).all(axis=1)
-        for b in at[explained]:
-            found.setdefault(int(b), []).append(name)
-    return {b: tuple(names) for b, names in found.items()}
+    def predict(at: Ints) -> Iterator[Prediction]:
+        _, judged = expected(spec, snap, params_of(spec), at)
+        for name, params, strict in _variants(spec):
+            yield (name, *expected(spec, snap, params, at), judged if strict else None)
+
+    return matches(got, wrong, bad, predict)
 
 
-JUDGING = Judging(check_names=CHECK_NAMES, why=WHY, input_fields=lambda spec: INPUT_FIELDS,
-                  inputs_check=CHECK_NAMES[INPUTS], abi_check=CHECK_NAMES[ABI], diagnoses=DIAGNOSES,
-                  out_length=lambda spec, batch: out_length(spec), compare=compare, check_ids=check_ids,
-                  explain=explain)
-
-
-def judge(launch: Launch, snap: ExchangeBatch, out: object) -> list[Verdict]:
-    """Every case's verdict (in case order) from the output and what the launch left in its inputs."""
-    return JUDGING.judge(launch, snap, out)
+JUDGING = Judging.of_fields(CHECK_NAMES, WHY, DIAGNOSES, input_fields=INPUT_FIELDS, inputs=INPUTS, abi=ABI,
+                            out_length=out_length, compare=compare, check_ids=check_ids, explain=explain)
+#: Every case's verdict (in case order) from the output and what the launch left in its inputs.
+judge = JUDGING.judge
 
 
 def block_failures(spec: coopcheck.KernelSpec, snap: ExchangeBatch, out: object) -> list[str]:

@@ -21,7 +21,6 @@ from typing import Any
 
 import coopcheck
 import numpy as np
-import numpy.typing as npt
 from coopcheck.shuffle import (
     BLOCK_ITEM,
     METHODS,
@@ -36,14 +35,12 @@ from coopcheck.shuffle import (
 from coopcheck.vocabulary import WARP_SIZE
 
 from harness.cases import Case
-from harness.oracles.judging import Judging
+from harness.oracles.judging import Bools, Ints, Judging, Prediction, axes_lacking, canonical, matches, thread_ranks
 from harness.oracles.launch import Launch as Launch
 from harness.oracles.launch import Verdict as Verdict
 from harness.oracles.launch import block_order
 from harness.oracles.values import fill, patterns, raw_view
 
-Ints = npt.NDArray[np.int64]
-Bools = npt.NDArray[np.bool_]
 OPERATION = "block.shuffle"
 #: The distance names (the ``distance`` case axis): none for up and down; a fixed value, a warp (32), the last
 #: thread's (threads - 1), each maybe negated; rand, one drawn per kernel point in the method's range.
@@ -83,8 +80,7 @@ def check_static(spec: coopcheck.KernelSpec) -> None:
 
 def axes_problem(operation: str, axes: Mapping[str, Sequence[Any]]) -> str | None:
     """A Shuffle contract names the call's output and the distance names."""
-    missing = [a for a in AXES if a not in axes]
-    return f"a Shuffle contract has the axes {', '.join(AXES)} (it lacks {', '.join(missing)})" if missing else None
+    return axes_lacking("a Shuffle contract", AXES, axes)
 
 
 def n_codes(spec: coopcheck.KernelSpec) -> int:
@@ -169,11 +165,7 @@ def params_of(spec: coopcheck.KernelSpec) -> Params:
 
 def primitive_slots(spec: coopcheck.KernelSpec, y_major: bool) -> Ints:
     """The tile index each ABI slot (rank*ipt + i) has as the primitive sees it (its rank y-major or not)."""
-    if not y_major:
-        return np.arange(spec.tile, dtype=np.int64)
-    bx, by, bz = (*spec.block, 1, 1)[:3]
-    z, y, x = np.indices((bz, by, bx)).reshape(3, -1)
-    rank = (y + by * (x + bx * z)).astype(np.int64)
+    rank = thread_ranks(spec, y_major)
     return (rank[:, None] * spec.items_per_thread + np.arange(spec.items_per_thread)).reshape(-1)
 
 
@@ -260,11 +252,6 @@ def compare(spec: coopcheck.KernelSpec, snap: ShuffleBatch, out: np.ndarray) -> 
 # -- diagnosis ---------------------------------------------------------------------------------------------
 
 
-def _canonical(items: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):  # signalling NaNs quieten: that is the hypothesis
-        return items + items.dtype.type(0)  # type: ignore[no-any-return]
-
-
 def _variants(spec: coopcheck.KernelSpec) -> Iterator[tuple[str, Params]]:
     """(diagnosis, its parameters): each predicts every element of the output."""
     p = params_of(spec)
@@ -284,33 +271,24 @@ def _variants(spec: coopcheck.KernelSpec) -> Iterator[tuple[str, Params]]:
         yield "untouched-overwritten", replace(p, untouched_own=True)
     yield "nothing-shuffled", replace(p, nothing=True)
     if np.dtype(spec.dtype).kind == "f":
-        yield "floats-canonicalized", replace(p, moved=_canonical)
+        yield "floats-canonicalized", replace(p, moved=canonical)
 
 
 def explain(spec: coopcheck.KernelSpec, snap: ShuffleBatch, got: np.ndarray, wrong: Bools, launch: Launch,
             bad: Bools) -> dict[int, tuple[str, ...]]:
     """Block -> the hypotheses whose whole output its output equals (only blocks with wrong output)."""
-    at = np.flatnonzero(bad & wrong.any(axis=1))
-    if not at.size:
-        return {}
-    got_raw = raw_view(np.ascontiguousarray(got))[at]
-    found: dict[int, list[str]] = {}
-    for name, params in _variants(spec):
-        alt = raw_view(np.ascontiguousarray(expected(spec, snap, params, at)))
-        for b in at[(alt == got_raw).all(axis=1)]:
-            found.setdefault(int(b), []).append(name)
-    return {b: tuple(names) for b, names in found.items()}
+    def predict(at: Ints) -> Iterator[Prediction]:
+        everything = np.ones((len(at), out_length(spec)), dtype=bool)
+        for name, params in _variants(spec):
+            yield name, expected(spec, snap, params, at), everything, everything
+
+    return matches(got, wrong, bad, predict)
 
 
-JUDGING = Judging(check_names=CHECK_NAMES, why=WHY, input_fields=lambda spec: INPUT_FIELDS,
-                  inputs_check=CHECK_NAMES[INPUTS], abi_check=CHECK_NAMES[ABI], diagnoses=DIAGNOSES,
-                  out_length=lambda spec, batch: out_length(spec), compare=compare, check_ids=check_ids,
-                  explain=explain)
-
-
-def judge(launch: Launch, snap: ShuffleBatch, out: object) -> list[Verdict]:
-    """Every case's verdict (in case order) from the output and what the launch left in its inputs."""
-    return JUDGING.judge(launch, snap, out)
+JUDGING = Judging.of_fields(CHECK_NAMES, WHY, DIAGNOSES, input_fields=INPUT_FIELDS, inputs=INPUTS, abi=ABI,
+                            out_length=out_length, compare=compare, check_ids=check_ids, explain=explain)
+#: Every case's verdict (in case order) from the output and what the launch left in its inputs.
+judge = JUDGING.judge
 
 
 def block_failures(spec: coopcheck.KernelSpec, snap: ShuffleBatch, out: object) -> list[str]:

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from coopcheck.vocabulary import WARP_SIZE
 
+from harness.oracles.judging import canonical
 from harness.oracles.values import raw_view
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def _variants(spec: coopcheck.KernelSpec, snap: Batch, p: Params) -> Iterator[tu
     for keep in sorted({bits - 1, bits - 2, bits // 2, *(k for k in (8, 16, 32) if k < bits)}):
         yield "high-bits-dropped", (replace(p, moved=_low_bits(keep)), everywhere)
     if np.dtype(spec.dtype).kind == "f":
-        yield "floats-canonicalized", (replace(p, moved=_canonical), everywhere)
+        yield "floats-canonicalized", (replace(p, moved=canonical), everywhere)
     if isinstance(snap, coopcheck.LoadBatch):
         yield "oob-when-absent", (replace(p, has_oob=np.ones_like(p.has_oob)), ~p.has_oob)
         yield "oob-ignored", (replace(p, has_oob=np.zeros_like(p.has_oob)), p.has_oob)
@@ -84,11 +85,6 @@ def _low_bits(keep: int) -> Callable[[np.ndarray], np.ndarray]:
         raw = raw_view(np.ascontiguousarray(items))
         return (raw & raw.dtype.type((1 << keep) - 1)).view(items.dtype)  # type: ignore[no-any-return]
     return moved
-
-
-def _canonical(items: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):  # signalling NaNs quieten: that is the hypothesis
-        return items + items.dtype.type(0)  # type: ignore[no-any-return]
 
 
 def explain(spec: coopcheck.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_], launch: Launch,

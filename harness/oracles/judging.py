@@ -2,15 +2,18 @@
 returned, the inputs a launch must leave alone, and one verdict per failing case built from its failing blocks.
 
 A family gives its element-wise comparison (:class:`Judging`); everything here is vectorized over the launch,
-and per-element detail is built only for failing cases.
+and per-element detail is built only for failing cases. The hypotheses that every family's diagnosis has (a
+y-major rank, canonicalized floats) and the matching of a failing block against a family's hypotheses are here
+too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import coopcheck
 import numpy as np
 import numpy.typing as npt
 
@@ -77,6 +80,20 @@ class Judging:
     compare: Callable[[Any, Any, np.ndarray], tuple[np.ndarray, np.ndarray, Bools]]
     check_ids: Callable[[Any, Any, Ints], Ints]
     explain: Callable[[Any, Any, np.ndarray, Bools, Launch, Bools], dict[int, tuple[str, ...]]]
+
+    @classmethod
+    def of_fields(cls, check_names: Mapping[int, str], why: Mapping[int, str], diagnoses: Mapping[str, str], *,
+                  input_fields: tuple[str, ...], inputs: int, abi: int, out_length: Callable[[Any], int],
+                  compare: Callable[[Any, Any, np.ndarray], tuple[np.ndarray, np.ndarray, Bools]],
+                  check_ids: Callable[[Any, Any, Ints], Ints],
+                  explain: Callable[[Any, Any, np.ndarray, Bools, Launch, Bools], dict[int, tuple[str, ...]]]
+                  ) -> Judging:
+        """The judging of a family whose every spec has the same input fields and whose output length is a
+        function of the spec alone; ``inputs`` and ``abi`` are the ids of its inputs-unmodified and ABI checks."""
+        return cls(check_names=check_names, why=why, input_fields=lambda spec: input_fields,
+                   inputs_check=check_names[inputs], abi_check=check_names[abi], diagnoses=diagnoses,
+                   out_length=lambda spec, batch: out_length(spec), compare=compare, check_ids=check_ids,
+                   explain=explain)
 
     def abi_problem(self, spec: Any, batch: Any, out: object) -> str | None:
         return abi_problem(spec.dtype, batch.n_blocks * self.out_length(spec, batch), out)
@@ -152,3 +169,55 @@ class Judging:
                      f"({self.why[int(checks[b, i])]})" for i in np.flatnonzero(wrong[b])[:limit]]
             lines.append(f"block {b} ({describe(int(b))}): {int(wrong[b].sum())} wrong: " + "; ".join(shown))
         return lines
+
+
+def axes_lacking(contract: str, wanted: Iterable[str], axes: Mapping[str, Sequence[Any]]) -> str | None:
+    """An oracle's ``axes_problem`` for a family whose contracts (``contract``: "a Shuffle contract") must name
+    every axis of ``wanted``."""
+    names = list(wanted)
+    missing = [a for a in names if a not in axes]
+    return f"{contract} has the axes {', '.join(names)} (it lacks {', '.join(missing)})" if missing else None
+
+
+# -- diagnosis shared by the families ----------------------------------------------------------------------
+
+
+def thread_ranks(spec: coopcheck.KernelSpec, y_major: bool = False) -> Ints:
+    """The rank each thread (in ABI rank order) has for the primitive; ``y_major`` gives a y-fastest one (the
+    ``rank-y-major`` hypothesis)."""
+    if not y_major:
+        return np.arange(spec.threads, dtype=np.int64)
+    bx, by, bz = (*spec.block, 1, 1)[:3]
+    z, y, x = np.indices((bz, by, bx)).reshape(3, -1)
+    return (y + by * (x + bx * z)).astype(np.int64)
+
+
+def canonical(items: np.ndarray) -> np.ndarray:
+    """Items as an arithmetic move (x + 0) leaves them (the ``floats-canonicalized`` hypothesis)."""
+    with np.errstate(invalid="ignore"):  # signalling NaNs quieten: that is the hypothesis
+        return items + items.dtype.type(0)  # type: ignore[no-any-return]
+
+
+#: One hypothesis' prediction for some blocks: (its name, the output it predicts, which elements it predicts,
+#: and for a strict one the elements it must predict too, else None: a loose one only predicts what is wrong).
+Prediction = tuple[str, np.ndarray, Bools, Bools | None]
+
+
+def matches(got: np.ndarray, wrong: Bools, bad: Bools,
+            predict: Callable[[Ints], Iterable[Prediction]]) -> dict[int, tuple[str, ...]]:
+    """Block -> the hypotheses that explain its output (only blocks with wrong output), in the order
+    ``predict(blocks)`` yields them: every wrong element is one the hypothesis predicts, as it predicts it, and a
+    strict hypothesis predicts every element of its ``strict`` mask too."""
+    at = np.flatnonzero(bad & wrong.any(axis=1))
+    if not at.size:
+        return {}
+    got_raw = raw_view(np.ascontiguousarray(got))[at]
+    found: dict[int, list[str]] = {}
+    for name, alt, defined, strict in predict(at):
+        same = raw_view(np.ascontiguousarray(alt)) == got_raw
+        explained = (~wrong[at] | (defined & same)).all(axis=1)
+        if strict is not None:
+            explained &= (same | ~defined | ~strict).all(axis=1)
+        for b in at[explained]:
+            found.setdefault(int(b), []).append(name)
+    return {b: tuple(names) for b, names in found.items()}

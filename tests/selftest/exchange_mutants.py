@@ -1,35 +1,29 @@
 """The Block Exchange family's mutants: its reference model with one small, named deviation each.
 
-Each overrides one step of :class:`ExchangeModel` (a deviation the Load/Store model has too is taken from its
-mutant); they run on the family's own contract only (the Load/Store mutants on theirs), and each must fail some
-of its pr cases, every failing case naming one of ``rules``.
+Each overrides one step of :class:`ExchangeModel` (a deviation every family's model can have is made from
+:mod:`.deviations`); they run on the family's own contract only (the Load/Store mutants on theirs), and each
+must fail some of its pr cases, every failing case naming one of ``rules``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
 
-import coopcheck
 import numpy as np
-from coopcheck.exchange import ExchangeBatch
 
-from . import mutants as load_store
+from . import deviations
+from .deviations import MutantTraits, common_mutants
 from .exchange_model import Call, ExchangeModel
 from .model import Array, Scratch
 
 EXCHANGE = ("block.exchange",)
 
 
-class ExchangeMutant(ExchangeModel):
+class ExchangeMutant(MutantTraits, ExchangeModel):
     """An exchange model with one deviation; ``name`` is its pytest id."""
 
-    name: ClassVar[str]
-    #: The contracts it runs on (its family's), and the ones it must break.
-    family: ClassVar[tuple[str, ...]] = EXCHANGE
-    targets: ClassVar[tuple[str, ...]] = EXCHANGE
-    rules: ClassVar[tuple[str, ...]]
-    diagnosis: ClassVar[str | None] = None
+    family = EXCHANGE
+    targets = EXCHANGE
 
 
 class RanksInverted(ExchangeMutant):
@@ -114,16 +108,6 @@ class InPlaceWithoutTemporary(ExchangeMutant):
         return out
 
 
-class RankYMajor(ExchangeMutant):
-    """The primitive ranks threads y-fastest, y + by*(x + bx*z), while its caller ranks them x-fastest."""
-
-    name = "exchange-rank-y-major"
-    rules = ("rank-order",)
-    diagnosis = "rank-y-major"
-
-    rank = load_store.RankYMajor.rank
-
-
 class DirectionSwapped(ExchangeMutant):
     """The conversions run the other way: striped_to_blocked exchanges as blocked_to_striped, and so on."""
 
@@ -159,46 +143,15 @@ class SeparateOutputClobbersInput(ExchangeMutant):
             out[:] = inp
 
 
-class FloatCanonicalized(ExchangeMutant):
-    """Floats pass through an arithmetic move (x + 0): -0.0 becomes +0.0 and NaN payloads are quieted."""
-
-    name = "exchange-float-canonicalized"
-    rules = ("bit-exact",)
-    diagnosis = "floats-canonicalized"
-
-    register = load_store.FloatCanonicalized.register
-
-
-class StaticsUnchecked(ExchangeMutant):
-    """Compile accepts every static parameter combination instead of refusing the bad ones."""
-
-    name = "exchange-statics-unchecked"
-    rules = ("static-parameters",)
-
-    compile = load_store.StaticsUnchecked.compile
-
-
-class RanksOverwritten(ExchangeMutant):
+class RanksOverwritten(deviations.InputOverwritten, ExchangeMutant):
     """The launch hands the kernel the host's ranks buffer and the kernel clears it after use."""
 
     name = "exchange-ranks-overwritten"
-    rules = ("inputs-unmodified",)
-
-    def launch(self, spec: coopcheck.KernelSpec, batch: ExchangeBatch) -> Array:
-        out = super().launch(spec, batch)
-        batch.ranks[:] = 0
-        return out
+    field = "ranks"
 
 
-class OutputTruncated(ExchangeMutant):
-    """The launch copies one element too few back to the host."""
-
-    name = "exchange-output-truncated"
-    rules = ("output-abi",)
-
-    def launch(self, spec: coopcheck.KernelSpec, batch: ExchangeBatch) -> Array:
-        return super().launch(spec, batch)[:-1]
-
+#: The deviations every family's model has (:mod:`.deviations`), named after this family.
+RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = common_mutants(ExchangeMutant, "exchange")
 
 EXCHANGE_MUTANTS: tuple[type[ExchangeMutant], ...] = (
     RanksInverted, WarpStripedAsStriped, GuardedWritesNegativeRanks, FlaggedIgnoresFlags,

@@ -6,30 +6,23 @@ their pr-profile cases must catch it and the other contracts' cases must not not
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import coopcheck
 import numpy as np
 from coopcheck.vocabulary import WARP_SIZE
 
-from .model import Array, Call, ReferenceModel, Scratch, linear_rank
+from .deviations import MutantTraits, common_mutants
+from .model import Array, Call, ReferenceModel, Scratch
 
 LOAD = ("block.load",)
 STORE = ("block.store",)
 BOTH = LOAD + STORE
 
 
-class Mutant(ReferenceModel):
+class Mutant(MutantTraits, ReferenceModel):
     """A reference model with one deviation; ``name`` is its pytest id."""
 
-    name: ClassVar[str]
-    #: The contracts it runs on (its family's), and the ones it must break.
-    family: ClassVar[tuple[str, ...]] = BOTH
-    targets: ClassVar[tuple[str, ...]] = BOTH
-    #: The contract rules that explain the deviation: every failing case must name one of them.
-    rules: ClassVar[tuple[str, ...]]
-    #: The oracle's diagnosis of this deviation, where it has one: some failing case must report it.
-    diagnosis: ClassVar[str | None] = None
+    family = BOTH
+    targets = BOTH
 
 
 class IgnoresValidItems(Mutant):
@@ -87,18 +80,6 @@ class StripedAsBlocked(Mutant):
 
     def striped_index(self, call: Call, item: int) -> Array:
         return self.blocked_index(call, item)
-
-
-class RankYMajor(Mutant):
-    """The primitive ranks threads y-fastest, y + by*(x + bx*z), while its caller ranks them x-fastest."""
-
-    name = "rank-y-major"
-    rules = ("rank-order",)
-    diagnosis = "rank-y-major"
-
-    def rank(self, block: tuple[int, ...], x: Array, y: Array, z: Array) -> Array:
-        bx, by, bz = (*block, 1, 1)[:3]
-        return linear_rank((by, bx, bz), y, x, z)
 
 
 class StorePastValidPrefix(Mutant):
@@ -241,31 +222,6 @@ class WarpOriginIgnored(Mutant):
         return np.zeros_like(call.rank)
 
 
-class StaticsUnchecked(Mutant):
-    """Compile accepts every static parameter combination instead of refusing the bad ones."""
-
-    name = "statics-unchecked"
-    rules = ("static-parameters",)
-
-    def compile(self, spec: coopcheck.KernelSpec) -> coopcheck.KernelSpec:
-        return spec
-
-
-class FloatCanonicalized(Mutant):
-    """Floats pass through an arithmetic move (x + 0): -0.0 becomes +0.0 and NaN payloads are quieted."""
-
-    name = "float-canonicalized"
-    rules = ("bit-exact",)
-    diagnosis = "floats-canonicalized"
-
-    def register(self, values: Array) -> Array:
-        if values.dtype.kind != "f":
-            return values
-        with np.errstate(invalid="ignore"):  # signalling NaNs quieten: that is the mutant
-            moved: Array = values + values.dtype.type(0)
-        return moved
-
-
 class TopBitsDropped(Mutant):
     """Integer items lose their two top bits on the way through (a narrowing mask, a signed shift): only
     data that sets those bits shows it."""
@@ -299,16 +255,6 @@ class ResultIntoInputs(Mutant):
             return np.asarray(batch.init)
         batch.items[:] = 0
         return out
-
-
-class OutputTruncated(Mutant):
-    """The launch copies one element too few back to the host."""
-
-    name = "output-truncated"
-    rules = ("output-abi",)
-
-    def launch(self, spec: coopcheck.KernelSpec, batch: coopcheck.LoadBatch | coopcheck.StoreBatch) -> Array:
-        return super().launch(spec, batch)[:-1]
 
 
 class OutputWidened(Mutant):
@@ -374,6 +320,9 @@ class FirstBlocksOffsetForAll(Mutant):
     def tile_offset(self, offset: Array, itemsize: int) -> Array:
         return np.full_like(offset, offset[0], dtype=np.int64)
 
+
+#: The deviations every family's model has (:mod:`.deviations`), Load/Store's of them named as they are.
+RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = common_mutants(Mutant)
 
 MUTANTS: tuple[type[Mutant], ...] = (
     IgnoresValidItems, TransposeMovesInvalidSlots, FullTilePathAtTileMinusOne, GuardInclusive,

@@ -1,34 +1,28 @@
 """The Block Shuffle family's mutants: its reference model with one small, named deviation each.
 
-Each overrides one step of :class:`ShuffleModel` (a deviation the Load/Store model has too is taken from its
-mutant); they run on the family's own contract only, and each must fail some of its pr cases, every failing case
-naming one of ``rules``.
+Each overrides one step of :class:`ShuffleModel` (a deviation every family's model can have is made from
+:mod:`.deviations`); they run on the family's own contract only, and each must fail some of its pr cases, every
+failing case naming one of ``rules``.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import coopcheck
 import numpy as np
-from coopcheck.shuffle import ShuffleBatch
 
-from . import mutants as load_store
+from . import deviations
+from .deviations import MutantTraits, common_mutants
 from .model import Array, Scratch
 from .shuffle_model import Call, ShuffleModel
 
 SHUFFLE = ("block.shuffle",)
 
 
-class ShuffleMutant(ShuffleModel):
+class ShuffleMutant(MutantTraits, ShuffleModel):
     """A shuffle model with one deviation; ``name`` is its pytest id."""
 
-    name: ClassVar[str]
-    #: The contracts it runs on (its family's), and the ones it must break.
-    family: ClassVar[tuple[str, ...]] = SHUFFLE
-    targets: ClassVar[tuple[str, ...]] = SHUFFLE
-    rules: ClassVar[tuple[str, ...]]
-    diagnosis: ClassVar[str | None] = None
+    family = SHUFFLE
+    targets = SHUFFLE
 
 
 class DistanceNegated(ShuffleMutant):
@@ -151,16 +145,6 @@ class DirectionSwapped(ShuffleMutant):
         return swapped.get(spec.algorithm, spec.algorithm)
 
 
-class RankYMajor(ShuffleMutant):
-    """The primitive ranks threads y-fastest, y + by*(x + bx*z), while its caller ranks them x-fastest."""
-
-    name = "shuffle-rank-y-major"
-    rules = ("rank-order",)
-    diagnosis = "rank-y-major"
-
-    rank = load_store.RankYMajor.rank
-
-
 class SeparateClobbersInput(ShuffleMutant):
     """With a separate output the result is also copied into the input array."""
 
@@ -172,46 +156,15 @@ class SeparateClobbersInput(ShuffleMutant):
         inp[:] = out
 
 
-class FloatCanonicalized(ShuffleMutant):
-    """Floats pass through an arithmetic move (x + 0): -0.0 becomes +0.0 and NaN payloads are quieted."""
-
-    name = "shuffle-float-canonicalized"
-    rules = ("bit-exact",)
-    diagnosis = "floats-canonicalized"
-
-    register = load_store.FloatCanonicalized.register
-
-
-class StaticsUnchecked(ShuffleMutant):
-    """Compile accepts every static parameter combination instead of refusing the bad ones."""
-
-    name = "shuffle-statics-unchecked"
-    rules = ("static-parameters",)
-
-    compile = load_store.StaticsUnchecked.compile
-
-
-class PriorOverwritten(ShuffleMutant):
+class PriorOverwritten(deviations.InputOverwritten, ShuffleMutant):
     """The launch hands the kernel the host's prior buffer and the kernel clears it after use."""
 
     name = "shuffle-prior-overwritten"
-    rules = ("inputs-unmodified",)
-
-    def launch(self, spec: coopcheck.KernelSpec, batch: ShuffleBatch) -> Array:
-        out = super().launch(spec, batch)
-        batch.prior[:] = 0
-        return out
+    field = "prior"
 
 
-class OutputTruncated(ShuffleMutant):
-    """The launch copies one element too few back to the host."""
-
-    name = "shuffle-output-truncated"
-    rules = ("output-abi",)
-
-    def launch(self, spec: coopcheck.KernelSpec, batch: ShuffleBatch) -> Array:
-        return super().launch(spec, batch)[:-1]
-
+#: The deviations every family's model has (:mod:`.deviations`), named after this family.
+RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = common_mutants(ShuffleMutant, "shuffle")
 
 SHUFFLE_MUTANTS: tuple[type[ShuffleMutant], ...] = (
     DistanceNegated, RotateWithoutWrap, OffsetWraps, CarryFromOwnThread, EdgeWritten, BlockItemFromWrongThread,

@@ -37,8 +37,10 @@ from coopcheck.vocabulary import (
     InvalidParameter,
     block_threads,
     check_block,
+    check_choice,
     check_dtype,
     check_items_per_thread,
+    check_operation,
 )
 
 #: The operations of this family (the contracts' ``operation``), for a backend's declaration.
@@ -88,16 +90,11 @@ def check_spec(spec: KernelSpec) -> None:
     ...     print(exc.rule)
     exchange_warp_multiple
     """
-    if spec.operation not in OPERATIONS:
-        raise InvalidParameter("operation", f"unknown operation {spec.operation!r}")
+    check_operation(spec.operation, OPERATIONS)
     check_dtype(spec.dtype)
-    if spec.algorithm not in METHODS:
-        raise InvalidParameter("exchange_method", f"{STATIC_RULES['exchange_method']} (got {spec.algorithm!r})")
-    if spec.static("slicing") not in SLICING:
-        raise InvalidParameter("exchange_slicing", f"{STATIC_RULES['exchange_slicing']} "
-                                                   f"(got {spec.static('slicing')!r})")
-    if spec.static("output") not in OUTPUTS:
-        raise InvalidParameter("exchange_output", f"{STATIC_RULES['exchange_output']} (got {spec.static('output')!r})")
+    check_choice("exchange_method", spec.algorithm, METHODS)
+    check_choice("exchange_slicing", spec.static("slicing"), SLICING)
+    check_choice("exchange_output", spec.static("output"), OUTPUTS)
     check_items_per_thread(spec.items_per_thread)
     check_block(spec.block)
     threads = block_threads(spec.block)

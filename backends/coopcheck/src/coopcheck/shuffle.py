@@ -42,8 +42,10 @@ from coopcheck.vocabulary import (
     InvalidParameter,
     block_threads,
     check_block,
+    check_choice,
     check_dtype,
     check_items_per_thread,
+    check_operation,
 )
 
 #: The operations of this family (the contracts' ``operation``), for a backend's declaration.
@@ -108,13 +110,10 @@ def check_spec(spec: KernelSpec) -> None:
     ...     print(exc.rule)
     shuffle_offset_distance
     """
-    if spec.operation not in OPERATIONS:
-        raise InvalidParameter("operation", f"unknown operation {spec.operation!r}")
+    check_operation(spec.operation, OPERATIONS)
     check_dtype(spec.dtype)
-    if spec.algorithm not in METHODS:
-        raise InvalidParameter("shuffle_method", f"{STATIC_RULES['shuffle_method']} (got {spec.algorithm!r})")
-    if spec.static("output") not in OUTPUTS:
-        raise InvalidParameter("shuffle_output", f"{STATIC_RULES['shuffle_output']} (got {spec.static('output')!r})")
+    check_choice("shuffle_method", spec.algorithm, METHODS)
+    check_choice("shuffle_output", spec.static("output"), OUTPUTS)
     check_items_per_thread(spec.items_per_thread)
     if spec.algorithm in SCALAR and spec.items_per_thread != 1:
         raise InvalidParameter("shuffle_scalar", f"{STATIC_RULES['shuffle_scalar']} (got {spec.items_per_thread})")

@@ -6,6 +6,7 @@ rule name; a backend calls :func:`check_static` from its own public entry point.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from math import prod
 
 OPERATIONS = ("block.load", "block.store")
@@ -68,6 +69,21 @@ def block_threads(block: tuple[int, ...]) -> int:
     return prod(block)
 
 
+def check_operation(operation: str, operations: Collection[str]) -> None:
+    """The ``operation`` rule: a family's entry point takes its own operations only."""
+    if operation not in operations:
+        raise InvalidParameter("operation", f"unknown operation {operation!r}")
+
+
+def check_choice(rule: str, value: object, choices: Collection[object]) -> None:
+    """A rule that names the values a parameter may take (a method, a kernel axis): ``value`` is one of them.
+
+    >>> check_choice("shuffle_output", "inplace", ("inplace", "separate"))
+    """
+    if value not in choices:
+        raise InvalidParameter(rule, f"{STATIC_RULES[rule]} (got {value!r})")
+
+
 def check_dtype(dtype: str) -> None:
     """The ``dtype`` rule, which every family shares."""
     if dtype not in DTYPES:
@@ -111,11 +127,9 @@ def check_static(
     ...     print(exc.rule)
     warp_multiple
     """
-    if operation not in OPERATIONS:
-        raise InvalidParameter("operation", f"unknown operation {operation!r}")
+    check_operation(operation, OPERATIONS)
     check_dtype(dtype)
-    if algorithm not in ALGORITHMS:
-        raise InvalidParameter("algorithm", f"{STATIC_RULES['algorithm']} (got {algorithm!r})")
+    check_choice("algorithm", algorithm, ALGORITHMS)
     check_items_per_thread(items_per_thread)
     check_block(block)
     threads = block_threads(block)

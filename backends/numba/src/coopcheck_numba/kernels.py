@@ -126,6 +126,7 @@ def exchange_kernel(exchange: Callable[..., Any], dtype: str, ipt: int, inplace:
 
     load = cuda.jit(device=True)(_load)
     width = 1 if inplace else 2  # dst elements per block, in tiles
+    write_back = _write_back(ipt, inplace)
 
     if inplace:
 
@@ -133,22 +134,11 @@ def exchange_kernel(exchange: Callable[..., Any], dtype: str, ipt: int, inplace:
         def call(held, out, held_ranks, held_flags):
             exchange(held, held, held_ranks, held_flags)
 
-        @cuda.jit(device=True)
-        def write_back(dst, first, tile, held, out):
-            for i in range(ipt):
-                dst[first + i] = held[i]
-
     else:
 
         @cuda.jit(device=True)
         def call(held, out, held_ranks, held_flags):
             exchange(held, out, held_ranks, held_flags)
-
-        @cuda.jit(device=True)
-        def write_back(dst, first, tile, held, out):
-            for i in range(ipt):
-                dst[first + i] = out[i]
-                dst[first + tile + i] = held[i]  # the input items, as the call left them
 
     def kernel(items, ranks, flags, dst):
         b, me = np.int64(cuda.blockIdx.x), np.int64(rank())
@@ -179,17 +169,13 @@ def shuffle_kernel(shuffle: Callable[..., Any], dtype: str, ipt: int, method: st
     nbtype = numpy_support.from_dtype(np.dtype(dtype))
     tiles = 1 if inplace else 2  # dst elements per block before the block items, in tiles
     with_item = method in BLOCK_ITEM
+    write_back = _write_back(ipt, inplace)
 
     if inplace:
 
         @cuda.jit(device=True)
         def call(held, out, prior, first, distance, item):
             shuffle(held, held, distance, item)
-
-        @cuda.jit(device=True)
-        def write_back(dst, first, tile, held, out):
-            for i in range(ipt):
-                dst[first + i] = held[i]
 
     else:
 
@@ -198,12 +184,6 @@ def shuffle_kernel(shuffle: Callable[..., Any], dtype: str, ipt: int, method: st
             for i in range(ipt):
                 out[i] = prior[first + i]
             shuffle(held, out, distance, item)
-
-        @cuda.jit(device=True)
-        def write_back(dst, first, tile, held, out):
-            for i in range(ipt):
-                dst[first + i] = out[i]
-                dst[first + tile + i] = held[i]  # the input items, as the call left them
 
     def kernel(items, prior, distance, dst):
         b, me = np.int64(cuda.blockIdx.x), np.int64(rank())
@@ -224,6 +204,27 @@ def shuffle_kernel(shuffle: Callable[..., Any], dtype: str, ipt: int, method: st
 
     vector, i32s, _ = _arrays(nbtype)
     return _named(kernel, symbol, (vector, vector, i32s, vector), link)
+
+
+def _write_back(ipt: int, inplace: bool) -> Callable[..., Any]:
+    """The device function ``write_back(dst, first, tile, held, out)`` of a kernel whose call works in place
+    (``held``) or into a second array (``out``, then also writing the input items ``held`` a tile later)."""
+    if inplace:
+
+        @cuda.jit(device=True)
+        def write_back(dst, first, tile, held, out):
+            for i in range(ipt):
+                dst[first + i] = held[i]
+
+        return write_back
+
+    @cuda.jit(device=True)
+    def write_back_separate(dst, first, tile, held, out):
+        for i in range(ipt):
+            dst[first + i] = out[i]
+            dst[first + tile + i] = held[i]  # the input items, as the call left them
+
+    return write_back_separate
 
 
 def _arrays(nbtype: Any) -> tuple[Any, Any, Any]:

@@ -83,41 +83,28 @@ def _scalar(nbtype: Any, method: str) -> DeviceFunction:
     return shuffle
 
 
-def _up(nbtype: Any, ipt: int, suffix: bool) -> DeviceFunction:
-    """up (and up_suffix): tile index t takes t - 1; thread 0's item 0 is left as it was."""
+def _shift(nbtype: Any, ipt: int, up: bool, with_item: bool) -> DeviceFunction:
+    """up (and up_suffix): tile index t takes t - 1, thread 0's item 0 is left as it was; down (and
+    down_prefix): t takes t + 1, the last thread's last item is left. A thread stores the item it hands on (up:
+    its last, down: its first), moves its other items one step against the shift's direction, then takes the
+    item at its other end from its neighbour (up: the thread before, down: the one after); the block item is
+    the scratch entry of the thread at the far end (up_suffix: the last, down_prefix: thread 0)."""
+    step = -1 if up else 1  # where an item comes from, in tile index
+    # The item a thread stores and the one it takes; its others move from the one to the other (in place safe).
+    handed, taken = (ipt - 1, 0) if up else (0, ipt - 1)
 
     @cuda.jit(device=True)
     def shuffle(items_in, items_out, distance, block_item):
         scratch = cuda.shared.array(0, nbtype)
         me, n_threads = np.int32(rank()), np.int32(threads())
-        scratch[me] = items_in[ipt - 1]
+        scratch[me] = items_in[handed]
         cuda.syncthreads()
-        for i in range(ipt - 1, 0, -1):
-            items_out[i] = items_in[i - 1]
-        if me > 0:
-            items_out[0] = scratch[me - 1]
-        if suffix:
-            block_item[0] = scratch[n_threads - 1]
-        cuda.syncthreads()
-
-    return shuffle
-
-
-def _down(nbtype: Any, ipt: int, prefix: bool) -> DeviceFunction:
-    """down (and down_prefix): tile index t takes t + 1; the last thread's last item is left as it was."""
-
-    @cuda.jit(device=True)
-    def shuffle(items_in, items_out, distance, block_item):
-        scratch = cuda.shared.array(0, nbtype)
-        me, n_threads = np.int32(rank()), np.int32(threads())
-        scratch[me] = items_in[0]
-        cuda.syncthreads()
-        for i in range(ipt - 1):
-            items_out[i] = items_in[i + 1]
-        if me < n_threads - 1:
-            items_out[ipt - 1] = scratch[me + 1]
-        if prefix:
-            block_item[0] = scratch[0]
+        for i in range(handed, taken, step):
+            items_out[i] = items_in[i + step]
+        if me != (0 if up else n_threads - 1):  # the thread at the edge has no neighbour there
+            items_out[taken] = scratch[me + step]
+        if with_item:
+            block_item[0] = scratch[n_threads - 1 if up else 0]
         cuda.syncthreads()
 
     return shuffle
@@ -129,6 +116,4 @@ def build_shuffle(dtype: str, ipt: int, method: str) -> DeviceFunction:
     nbtype = numpy_support.from_dtype(np.dtype(dtype))
     if method in ("offset", "rotate"):
         return _scalar(nbtype, method)
-    if method in ("up", "up_suffix"):
-        return _up(nbtype, ipt, method == "up_suffix")
-    return _down(nbtype, ipt, method == "down_prefix")
+    return _shift(nbtype, ipt, method in ("up", "up_suffix"), method in ("up_suffix", "down_prefix"))

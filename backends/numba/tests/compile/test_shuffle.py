@@ -8,19 +8,15 @@ every method, both outputs); the rest is ``slow``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import product
 
 import coopcheck
 import pytest
 from coopcheck.shuffle import METHODS, OUTPUTS, SCALAR
-from coopcheck_numba.adapter import NumbaAdapter
 
 from harness.contracts import load_contracts
-from harness.inspect import inspect_artifacts, resource_violations
 
-ARCH = "sm_90"
-#: Registers a thread of a 1024-thread block may use: 64K registers per SM on sm_90.
-MAX_REGISTERS = 65536 // 1024
 CONTRACT = {c.id: c for c in load_contracts()}["block.shuffle"]
 
 
@@ -35,13 +31,7 @@ def _params() -> list[object]:
 
 
 @pytest.mark.parametrize("spec", _params())
-def test_compiles_meets_the_resource_rules_and_fits_a_1024_thread_block(adapter: NumbaAdapter,
-                                                                         spec: coopcheck.KernelSpec) -> None:
-    artifacts = adapter.artifacts(adapter.compile(spec, arch=ARCH))
-    assert artifacts.cubin is not None and coopcheck.kernel_symbol(spec) in artifacts.kernel_name
-    report = inspect_artifacts(artifacts)
-    point = {"dtype": spec.dtype, "block": "1024", "ipt": spec.items_per_thread, "alg": spec.algorithm,
-             **dict(spec.variant)}
-    assert resource_violations(report, spec.algorithm, CONTRACT.resources_for(point), METHODS) == []
-    assert report.registers <= MAX_REGISTERS, f"{report.registers} registers: a 1024-thread block cannot launch"
+def test_compiles_meets_the_resource_rules_and_fits_a_1024_thread_block(
+        fits_a_1024_thread_block: Callable[..., coopcheck.Artifacts], spec: coopcheck.KernelSpec) -> None:
+    artifacts = fits_a_1024_thread_block(spec, CONTRACT, METHODS)
     assert artifacts.dynamic_shared_bytes == 1024 * 8  # one item a thread, as CUB's TempStorage

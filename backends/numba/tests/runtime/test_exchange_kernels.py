@@ -8,15 +8,16 @@ the 48 KiB of dynamic shared memory a launch gets without opting in.
 
 from __future__ import annotations
 
-import coopcheck
+from collections.abc import Callable
+
 import pytest
 
-from harness.cases import point_cases
 from harness.contracts import load_contracts
 from harness.oracles import block_exchange as oracle
 
 CONTRACT = {c.id: c for c in load_contracts()}["block.exchange"]
-#: (method, dtype, block, items_per_thread, slicing, output)
+#: The family's kernel axes, and its kernels: (method, dtype, block, items_per_thread, slicing, output)
+AXES = ("slicing", "output")
 KERNELS = [
     ("striped_to_blocked", "uint8", "100", 3, "on", "inplace"),
     ("striped_to_blocked", "float64", "5x3x2", 2, "off", "separate"),
@@ -34,27 +35,9 @@ KERNELS = [
 LARGE_SCRATCH = [("blocked_to_striped", "float64", "1024", 8, "off", "inplace")]
 
 
-def _launch(kernel: tuple[str, str, str, int, str, str]) -> oracle.Launch:
-    method, dtype, block, ipt, slicing, output = kernel
-    point = (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", method), ("slicing", slicing),
-             ("output", output))
-    cases = point_cases(CONTRACT, "numba", point)
-    return oracle.build(cases[0].spec, cases, 20261129)
-
-
-def _id(kernel: tuple[str, str, str, int, str, str]) -> str:
-    return "-".join(map(str, kernel))
-
-
-@pytest.mark.parametrize("kernel", KERNELS + LARGE_SCRATCH, ids=_id)
-def test_exchange(adapter: coopcheck.Adapter, kernel: tuple[str, str, str, int, str, str]) -> None:
-    launch = _launch(kernel)
-    snap = oracle.snapshot(launch.batch)
-    out = adapter.launch(adapter.compile(launch.spec, arch="sm_90"), launch.spec, launch.batch)
-    failures = oracle.block_failures(launch.spec, snap, out)
-    assert not failures, f"{coopcheck.kernel_symbol(launch.spec, include_block=True)}:\n" + "\n".join(failures[:8])
-    verdicts = oracle.judge(launch, snap, out)
-    assert all(v.passed for v in verdicts), [v.detail for v in verdicts if not v.passed][:2]
+@pytest.mark.parametrize("kernel", KERNELS + LARGE_SCRATCH, ids=lambda kernel: "-".join(map(str, kernel)))
+def test_exchange(launches_right: Callable[..., None], kernel: tuple[str, str, str, int, str, str]) -> None:
+    launches_right(oracle, CONTRACT, AXES, kernel)
 
 
 def test_the_kernels_cover_every_method_both_ways() -> None:

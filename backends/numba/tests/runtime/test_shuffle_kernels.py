@@ -7,15 +7,16 @@ in every data pattern, one block each. Every method runs, in place and into a se
 
 from __future__ import annotations
 
-import coopcheck
+from collections.abc import Callable
+
 import pytest
 
-from harness.cases import point_cases
 from harness.contracts import load_contracts
 from harness.oracles import block_shuffle as oracle
 
 CONTRACT = {c.id: c for c in load_contracts()}["block.shuffle"]
-#: (method, dtype, block, items_per_thread, output)
+#: The family's kernel axes, and its kernels: (method, dtype, block, items_per_thread, output)
+AXES = ("output",)
 KERNELS = [
     ("offset", "int32", "100", 1, "inplace"),
     ("offset", "float16", "5x3x2", 1, "separate"),
@@ -32,26 +33,9 @@ KERNELS = [
 ]
 
 
-def _launch(kernel: tuple[str, str, str, int, str]) -> oracle.Launch:
-    method, dtype, block, ipt, output = kernel
-    point = (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", method), ("output", output))
-    cases = point_cases(CONTRACT, "numba", point)
-    return oracle.build(cases[0].spec, cases, 20261129)
-
-
-def _id(kernel: tuple[str, str, str, int, str]) -> str:
-    return "-".join(map(str, kernel))
-
-
-@pytest.mark.parametrize("kernel", KERNELS, ids=_id)
-def test_shuffle(adapter: coopcheck.Adapter, kernel: tuple[str, str, str, int, str]) -> None:
-    launch = _launch(kernel)
-    snap = oracle.snapshot(launch.batch)
-    out = adapter.launch(adapter.compile(launch.spec, arch="sm_90"), launch.spec, launch.batch)
-    failures = oracle.block_failures(launch.spec, snap, out)
-    assert not failures, f"{coopcheck.kernel_symbol(launch.spec, include_block=True)}:\n" + "\n".join(failures[:8])
-    verdicts = oracle.judge(launch, snap, out)
-    assert all(v.passed for v in verdicts), [v.detail for v in verdicts if not v.passed][:2]
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda kernel: "-".join(map(str, kernel)))
+def test_shuffle(launches_right: Callable[..., None], kernel: tuple[str, str, str, int, str]) -> None:
+    launches_right(oracle, CONTRACT, AXES, kernel)
 
 
 def test_the_kernels_cover_every_method_both_ways() -> None:
