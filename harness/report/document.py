@@ -25,7 +25,7 @@ from harness.expectations import Ledger, Verdict, load_expectations
 from harness.report import checked, sidebyside
 from harness.report.characters import carried_tree
 from harness.report.errors import ReportError
-from harness.report.verdicts import SEVERITY, Lane, describe, load_lanes, rank
+from harness.report.verdicts import SEVERITY, Lane, describe, load_lanes, rank, use_contracts
 from harness.statuses import Status
 
 SCHEMA = 1
@@ -427,6 +427,7 @@ def load(inputs: Inputs, today: dt.date) -> Loaded:
     """The lanes of ``inputs`` with the expectations file applied as of ``today``, and the ledger that did it."""
     source = inputs.expectations
     ledger = Ledger(load_expectations(source.path, source.name) if source else [], today=today)
+    use_contracts([s.path for s in inputs.contracts])  # their kernel axes tell compile checks from run checks
     return load_lanes([s.path for s in inputs.journals], [s.name for s in inputs.journals], ledger), ledger
 
 

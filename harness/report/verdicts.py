@@ -8,15 +8,15 @@ backends' own verdicts; the expectations given are applied here, to each lane's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 from harness import caseid
-from harness.contracts import KERNEL_AXES
-from harness.errors import CaseIdError, JournalError
+from harness.contracts import KERNEL_AXES, load_contract, load_contracts
+from harness.errors import CaseIdError, ContractError, JournalError
 from harness.expectations import Ledger, Verdict
 from harness.journal import (
     CaseRecord,
@@ -85,14 +85,44 @@ class Described:
     params: tuple[tuple[str, str], ...]
 
 
+#: Contract id -> its kernel axes, from the contract files a report reads (:func:`use_contracts`).
+_KERNEL_AXES: dict[str, frozenset[str]] = {}
+
+
+def use_contracts(paths: Iterable[Path]) -> None:
+    """Take each contract's kernel axes from its file: a family may add its own (Exchange's slicing and output),
+    which a case id alone does not tell from its case axes."""
+    table = {contract.id: frozenset(contract.kernel_axes) for contract in map(load_contract, paths)}
+    if table != _KERNEL_AXES:
+        _KERNEL_AXES.clear()
+        _KERNEL_AXES.update(table)
+        describe.cache_clear()
+
+
+@lru_cache(maxsize=1)
+def _shipped_kernel_axes() -> dict[str, frozenset[str]]:
+    """The kernel axes of the contracts folder's files (:func:`harness.contracts.contracts_dir`), when it has any."""
+    try:
+        return {contract.id: frozenset(contract.kernel_axes) for contract in load_contracts()}
+    except ContractError:
+        return {}
+
+
+def kernel_axes(contract: str) -> frozenset[str]:
+    """``contract``'s kernel axes: as :func:`use_contracts` read them, else as the contracts folder says, else the
+    four every family has."""
+    return _KERNEL_AXES.get(contract) or _shipped_kernel_axes().get(contract) or frozenset(KERNEL_AXES)
+
+
 @lru_cache(maxsize=1 << 21)
 def describe(case_id: str) -> Described:
     """Contract, backend, kind of check, kernel point and parameters of an id: a rejection (``reject=``), a
     compile/resource check (kernel axes only) or a run check. Cached: a report asks about each id many times."""
     contract, backend, params = caseid.parse(case_id)
     keys = {key for key, _ in params}
-    kind: CheckKind = "reject" if "reject" in keys else "compile" if keys <= set(KERNEL_AXES) else "run"
-    kernel = [(k, v) for k, v in params if k in KERNEL_AXES]
+    axes = kernel_axes(contract)
+    kind: CheckKind = "reject" if "reject" in keys else "compile" if keys <= axes else "run"
+    kernel = [(k, v) for k, v in params if k in axes]
     return Described(contract, backend, kind, caseid.render(contract, backend, list(kernel)) if kernel else case_id,
                      tuple(params))
 

@@ -20,6 +20,25 @@ def test_describe_tells_the_kind_of_check_from_the_id(kind: str, expected: str) 
     assert (info.contract, info.backend, info.kind) == ("block.load", "cutlass", expected)
 
 
+EXCHANGE_KERNEL = ("block.exchange/numba/dtype=int32,block=128,ipt=4,alg=striped_to_blocked,slicing=on,"
+                   "output=separate")
+
+
+@pytest.mark.parametrize(("case", "kind"), [
+    (EXCHANGE_KERNEL, "compile"),
+    (f"{EXCHANGE_KERNEL},ranks=none", "run"),
+    ("block.shuffle/numba/dtype=int8,block=7,ipt=2,alg=up,output=inplace,distance=none", "run"),
+    ("block.shuffle/numba/dtype=int8,block=7,ipt=2,alg=up,output=inplace", "compile"),
+])
+def test_a_familys_own_kernel_axes_belong_to_its_kernel_point(case: str, kind: str) -> None:
+    """Exchange's slicing and output (Shuffle's output) are kernel axes, as its contract's roles say: an id of
+    kernel axes only is a compile check, and a run check's kernel point keeps them. Read as case axes, the host
+    lane's Exchange compile checks counted as run checks and its compile and resources cells were never earned."""
+    info = describe(case)
+    assert info.kind == kind
+    assert info.kernel == case.removesuffix(",ranks=none").removesuffix(",distance=none")
+
+
 @pytest.mark.parametrize(("lane", "kind"), [("host", "host"), ("simulator", "host"), ("gpu", "gpu"),
                                             ("gpu-memcheck", "gpu"), ("wheels", "wheels"), ("gpux", "host")])
 def test_lane_kind(lane: str, kind: str) -> None:
