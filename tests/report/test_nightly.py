@@ -330,7 +330,8 @@ def test_two_nights_show_the_planted_transition_with_its_night_and_lane(
     # One row per kind of change, its count and first cases: a night that lost a million cases stays readable;
     # the JSON keeps every one.
     shown = "; ".join(md_text(i) for i in ids[:3]) + (f" (+{len(ids) - 3} more)" if len(ids) > 3 else "")
-    row = f"| numpy=2.x,lane=host | simulator | Pass | Fail | night-1 | night-2 (first bad night) | {len(ids)} | {shown} |"
+    kind = "| numpy=2.x,lane=host | simulator | Pass | Fail | night-1 | night-2 (first bad night) |"
+    row = f"{kind} {len(ids)} | {shown} |"
     assert row in text
     assert [t["id"] for t in json.loads((out / "nightly.json").read_text())["transitions"]] == ids
     ids_file = out / "bisect" / "numpy-2.x_lane-host_simulator.ids.txt"
