@@ -178,9 +178,10 @@ class Engine:
         return self._compiled[key]
 
     def _inspect(self, spec: coopcheck.KernelSpec, cases: list[Case]) -> list[CaseRecord]:
-        """Host lane: compile for ``arch`` and check the contract's resource rules on the SASS."""
+        """Host lane: compile for ``arch`` and check the contract's resource rules on the SASS, and that the
+        kernel's block can launch at all (its registers)."""
         try:
-            from harness.inspect import forbidden_hits, inspect_artifacts, resource_violations
+            from harness.inspect import forbidden_hits, inspect_artifacts, launch_violations, resource_violations
         except ImportError as exc:
             raise HarnessError(f"the host lane inspects artifacts with the harness's 'inspect' extra "
                                f"(pip install 'coopcheck-harness[inspect]'): {exc}") from None
@@ -199,7 +200,8 @@ class Engine:
         # The rules that apply depend on the kernel point, which a kernel key may not (a block size, say).
         contract = cases[0].contract
         rules, known = contract.resources_for(dict(cases[0].params)), contract.oracle.ALGORITHMS
-        violations = resource_violations(report, spec.algorithm, rules, known)
+        violations = [*resource_violations(report, spec.algorithm, rules, known),
+                      *launch_violations(report, spec.threads)]
         sha = report.sha256
         self.emit(ResourceRecord(cases[0].kernel_id, self.lane, sha, report.figures,
                                  forbidden_hits(report, spec.algorithm, rules, known)))

@@ -17,6 +17,7 @@ from harness.contracts import load_contracts
 from harness.engine import Engine
 from harness.errors import HarnessError
 from harness.journal import CaseRecord, LaunchRecord, Record, ResourceRecord, final_cases, read_journal
+from harness.inspect.limits import REGISTERS_PER_BLOCK, block_registers
 from harness.lanes import lane_cases
 from harness.oracles import block_load_store as oracle
 from harness.statuses import Status
@@ -232,6 +233,30 @@ def test_the_host_lane_journals_each_kernels_resource_figures(small_contracts: P
     assert measured.figures == {"registers": 18, "shared_bytes": 0, "barriers": 0, "local_bytes": 0,
                                 "stack_bytes": 8}
     assert measured.forbidden["CALL"] == 1 and measured.forbidden["LDL"] == 0
+
+
+def test_the_host_lane_fails_a_kernel_whose_block_cannot_launch(small_contracts: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """No contract table states registers; the block must still fit the register file, or every launch fails."""
+    import harness.inspect
+    from harness.inspect import KernelReport
+
+    spec, cases = _group(small_contracts, "host")
+
+    def report(registers: int) -> KernelReport:
+        return KernelReport("k", "sm_90", "ab" * 32, registers=registers, shared_static_bytes=0,
+                            shared_dynamic_bytes=0, shared_reserved_bytes=16, local_bytes=0, stack_bytes=0,
+                            barriers=0, sass="", instructions=(), opcodes=Counter())
+
+    # The most registers a thread of this block may have (past it: the register file, or 255 a thread).
+    fits = max(r for r in range(1, 256) if block_registers(r, spec.threads) <= REGISTERS_PER_BLOCK)
+    verdicts = {}
+    for registers in (fits, fits + 8):
+        monkeypatch.setattr(harness.inspect, "inspect_artifacts", lambda artifacts, r=registers: report(r))
+        records = _engine("host", ModelAdapter(), []).run_group(spec, cases)
+        verdicts[registers] = {(r.status, r.rules) for r in records}
+    assert verdicts[fits] == {(Status.PASS, ())}
+    assert verdicts[fits + 8] == {(Status.FAIL, ("resources",))}
 
 
 def test_a_run_cases_seconds_include_its_share_of_the_groups_compile(small_contracts: Path) -> None:
