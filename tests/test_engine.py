@@ -16,8 +16,8 @@ from harness.cli import main
 from harness.contracts import load_contracts
 from harness.engine import Engine
 from harness.errors import HarnessError
-from harness.journal import CaseRecord, LaunchRecord, Record, ResourceRecord, final_cases, read_journal
 from harness.inspect.limits import REGISTERS_PER_BLOCK, block_registers
+from harness.journal import CaseRecord, LaunchRecord, Record, ResourceRecord, final_cases, read_journal
 from harness.lanes import lane_cases
 from harness.oracles import block_load_store as oracle
 from harness.statuses import Status
