@@ -147,11 +147,14 @@ class Host:
         return answer[1], answer[2]
 
     def cleanup(self) -> None:
-        """Remove the run's folder there, through the first gateway still alive; a lost host keeps it."""
+        """Remove the run's folder there, if one was made, through the first gateway still alive; a lost host
+        keeps it."""
+        if self._ready is None:
+            return
         for gateway in self.gateways:
             try:
                 channel = gateway.remote_exec(onhost)
-                channel.send(("cleanup", self._ready[0] if self._ready else ""))
+                channel.send(("cleanup", self._ready[0]))
                 channel.waitclose(timeout=60)
                 return
             except Exception:  # this gateway is gone: try the next
@@ -282,6 +285,5 @@ class Hosts:
 
     def __exit__(self, *exc: object) -> None:
         for host in self.hosts.values():
-            if host._ready is not None:
-                host.cleanup()
+            host.cleanup()
         self.group.terminate(timeout=10)

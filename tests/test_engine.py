@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import coopcheck
 import numpy as np
@@ -214,16 +215,22 @@ def test_a_position_dependent_bug_is_charged_to_other_cases_under_another_seed(s
     assert len(set().union(*failing)) > 1, "block 0 ran the same case under every seed"
 
 
+def _report(registers: int = 18, stack_bytes: int = 0, instructions: tuple[Any, ...] = ()) -> Any:
+    """An inspector's report of a kernel named ``k`` with no shared memory, local memory or barriers."""
+    from harness.inspect import KernelReport
+
+    return KernelReport("k", "sm_90", "ab" * 32, registers=registers, shared_static_bytes=0, shared_dynamic_bytes=0,
+                        shared_reserved_bytes=16, local_bytes=0, stack_bytes=stack_bytes, barriers=0, sass="",
+                        instructions=instructions, opcodes=Counter(i.mnemonic for i in instructions))
+
+
 def test_the_host_lane_journals_each_kernels_resource_figures(small_contracts: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A report can only show figures a journal holds: every compile group records what its cubin measured."""
     import harness.inspect
-    from harness.inspect import Instruction, KernelReport
+    from harness.inspect import Instruction
 
-    call = Instruction(0x30, "CALL.REL.NOINC", "CALL.REL.NOINC 0x40")
-    report = KernelReport("k", "sm_90", "ab" * 32, registers=18, shared_static_bytes=0, shared_dynamic_bytes=0,
-                          shared_reserved_bytes=16, local_bytes=0, stack_bytes=8, barriers=0, sass="",
-                          instructions=(call,), opcodes=Counter([call.mnemonic]))
+    report = _report(stack_bytes=8, instructions=(Instruction(0x30, "CALL.REL.NOINC", "CALL.REL.NOINC 0x40"),))
     monkeypatch.setattr(harness.inspect, "inspect_artifacts", lambda artifacts: report)
     spec, cases = _group(small_contracts, "host")
     emitted: list[Record] = []
@@ -239,20 +246,13 @@ def test_the_host_lane_fails_a_kernel_whose_block_cannot_launch(small_contracts:
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """No contract table states registers; the block must still fit the register file, or every launch fails."""
     import harness.inspect
-    from harness.inspect import KernelReport
 
     spec, cases = _group(small_contracts, "host")
-
-    def report(registers: int) -> KernelReport:
-        return KernelReport("k", "sm_90", "ab" * 32, registers=registers, shared_static_bytes=0,
-                            shared_dynamic_bytes=0, shared_reserved_bytes=16, local_bytes=0, stack_bytes=0,
-                            barriers=0, sass="", instructions=(), opcodes=Counter())
-
     # The most registers a thread of this block may have (past it: the register file, or 255 a thread).
     fits = max(r for r in range(1, 256) if block_registers(r, spec.threads) <= REGISTERS_PER_BLOCK)
     verdicts = {}
     for registers in (fits, fits + 8):
-        monkeypatch.setattr(harness.inspect, "inspect_artifacts", lambda artifacts, r=registers: report(r))
+        monkeypatch.setattr(harness.inspect, "inspect_artifacts", lambda artifacts, r=registers: _report(r))
         records = _engine("host", ModelAdapter(), []).run_group(spec, cases)
         verdicts[registers] = {(r.status, r.rules) for r in records}
     assert verdicts[fits] == {(Status.PASS, ())}
@@ -279,13 +279,10 @@ def test_resource_rules_are_chosen_per_kernel_point_where_a_kernel_key_spans_sev
     """A rule whose ``when`` names a block applies to that block's group only, though a backend whose kernels
     take the block at launch compiles (and the engine inspects) one kernel for both."""
     import harness.inspect
-    from harness.inspect import KernelReport
 
     path = small_contracts / "block_load.toml"
     path.write_text(path.read_text() + '\n[[resources]]\nalgorithms = ["*"]\nwhen = { block = ["64"] }\nbarriers = 7\n')
-    report = KernelReport("k", "sm_90", "ab" * 32, registers=18, shared_static_bytes=0, shared_dynamic_bytes=0,
-                          shared_reserved_bytes=16, local_bytes=0, stack_bytes=0, barriers=0, sass="",
-                          instructions=(), opcodes=Counter())
+    report = _report()
     monkeypatch.setattr(harness.inspect, "inspect_artifacts", lambda artifacts: report)
 
     class BlockAtLaunch(ModelAdapter):

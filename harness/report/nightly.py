@@ -221,10 +221,10 @@ def transition_rows(transitions: list[history.Transition]) -> list[dict[str, Any
     """The status changes grouped by kind (combination, lane, was, now, nights), in the order each kind first
     appears, with its count and first :data:`SHOWN` case ids: a lane that stopped early loses every case it did not
     reach, which a row per case would bury."""
+    keys = ("combination", "lane", "was", "now", "since", "night", "regression")
     groups: dict[tuple[Any, ...], list[str]] = {}
     for t in transitions:
-        groups.setdefault((t.combination, t.lane, t.was, t.now, t.since, t.night, t.regression), []).append(t.id)
-    keys = ("combination", "lane", "was", "now", "since", "night", "regression")
+        groups.setdefault(tuple(getattr(t, k) for k in keys), []).append(t.id)
     return [{**dict(zip(keys, key, strict=True)), "cases": len(ids), "first": sorted(ids)[:SHOWN]}
             for key, ids in groups.items()]
 

@@ -44,6 +44,10 @@ DRIVER_OPTIONS = ("--coop-lane", "--coop-journal", "--coop-sanitizer-tool", "--c
                   "--junitxml", "--junit-xml", "--tx", "--dist", "-n", "--numprocesses", "-p no:xdist")
 
 
+#: Seconds before a lane's session is stopped as hung (``--lane-timeout``), and what its workers get to come down.
+LANE_TIMEOUT = 3600.0
+
+
 @dataclass(frozen=True)
 class LaneOptions:
     tool: str
@@ -51,7 +55,7 @@ class LaneOptions:
     workers: int | None = None
     sanitizer: str | None = None
     launch_timeout: int | None = None
-    lane_timeout: float = 3600.0
+    lane_timeout: float = LANE_TIMEOUT
     gpus: str | None = None  # --gpus: all, a count or ids; None: every GPU listed
 
     @property
@@ -118,7 +122,7 @@ def absolute_paths(args: Sequence[str], cwd: Path) -> list[str]:
 
 
 def pytest_command(layout: LaneLayout, slots: list[Slot], pytest_args: Sequence[str],
-                   python: str = sys.executable, exit_timeout: float = 3600.0) -> list[str]:
+                   python: str = sys.executable, exit_timeout: float = LANE_TIMEOUT) -> list[str]:
     """The pytest session of the lane: cases and control, one sanitized worker per slot, each given
     ``exit_timeout`` seconds to come down at the end (its sanitizer finishes its analysis then)."""
     return [python, "-P", "-m", "pytest", "-p", "xdist", "-p", "harness.plugin",
@@ -233,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     lane.add_argument("--compute-sanitizer", dest="sanitizer", help="the sanitizer executable")
     lane.add_argument("--launch-timeout", type=positive_int,
                       help="seconds the sanitizer waits for a worker's first CUDA call (default: --lane-timeout)")
-    lane.add_argument("--lane-timeout", type=seconds, default=3600.0,
+    lane.add_argument("--lane-timeout", type=seconds, default=LANE_TIMEOUT,
                       help="seconds before the whole session is stopped as hung (%(default)s)")
     return parser
 

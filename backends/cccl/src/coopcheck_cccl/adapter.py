@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from coopcheck import Artifacts, ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, exchange, load_store, require
+from coopcheck.families import check_spec
 from coopcheck.ptx import entry_name
 
 from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, EXCHANGE_METHODS, REQUIRES, toolchain
@@ -98,7 +99,7 @@ class CcclAdapter:
         return (spec.operation, spec.dtype, spec.block, spec.items_per_thread, spec.algorithm, spec.variant)
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        (exchange.check_spec if spec.operation in exchange.OPERATIONS else load_store.check_spec)(spec)
+        check_spec(spec)
         device = self._device_arch
         if device is None or arch.rstrip("af") != device:
             raise RuntimeError(f"cuda.coop compiles for the current device only ({device or 'none'}), "
@@ -133,4 +134,5 @@ def _build(spec: KernelSpec, arch: str) -> CompiledKernel:
     primitive = primitives.make(spec, LtoCache.from_environment())
     kernel = kernels.contract_kernel(spec, primitive)
     kernel.dispatcher.compile(kernel.signature)  # compile and link now: the compile phase, not the launch
+    kernels.allow_dynamic_shared(kernel, primitive.temp_storage_bytes)
     return CompiledKernel(kernel, primitive.temp_storage_bytes, arch)

@@ -4,7 +4,8 @@ They implement the Load/Store ABI of :mod:`coopcheck.load_store` for what cuda.c
 tile without oob_default (``Load(ptr, items)``, ``Store(ptr, items)``): block ``b`` loads from or stores to
 ``b*region + offset[b]``, Load's payload starts from its ``init`` slots and goes to its ``dst`` rows. A
 batch asking for fewer valid items or an oob_default is refused (the adapter declines such cases before).
-The Exchange kernel implements :mod:`coopcheck.exchange`'s ABI around StripedToBlocked (it takes no ranks).
+The Exchange kernel implements :mod:`coopcheck.exchange`'s ABI around StripedToBlocked, which takes no ranks or
+flags: the kernel has no such parameters and a launch copies neither to the device.
 The primitive's TempStorage is dynamic shared memory from byte 0; each kernel is named
 ``coopcheck.kernel_symbol(spec)``, which numba mangles into the entry name that sanitizer records show.
 """
@@ -15,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numba
 import numpy as np
-from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, exchange, kernel_symbol
 from coopcheck.exchange import out_length
 from numba import cuda
 from numba.cuda import types
@@ -36,7 +37,7 @@ class Kernel(NamedTuple):
 
 def contract_kernel(spec: KernelSpec, primitive: Any) -> Kernel:
     """The contract kernel of ``spec``'s family around ``primitive``, not compiled yet."""
-    return (build_exchange if spec.operation == "block.exchange" else build)(spec, primitive)
+    return (build_exchange if spec.operation in exchange.OPERATIONS else build)(spec, primitive)
 
 
 def build(spec: KernelSpec, primitive: Any) -> Kernel:
@@ -79,7 +80,7 @@ def build_exchange(spec: KernelSpec, primitive: Any) -> Kernel:
     width = out_length(spec) // tile  # dst tiles per block
     bx, by = (*spec.block, 1)[:2]
 
-    def kernel(items, ranks, flags, dst):
+    def kernel(items, dst):
         b = np.int64(cuda.blockIdx.x)
         me = np.int64(cuda.threadIdx.x + bx * (cuda.threadIdx.y + by * cuda.threadIdx.z))
         held = cuda.local.array(ipt, item)
@@ -100,8 +101,8 @@ def build_exchange(spec: KernelSpec, primitive: Any) -> Kernel:
                 dst[first + tile + i] = held[i]  # the input items, as the call left them
 
     kernel.__name__ = kernel.__qualname__ = kernel_symbol(spec)
-    vector, flags = types.Array(item, 1, "C"), types.Array(types.int32, 1, "C")
-    return Kernel(cuda.jit(kernel, link=list(primitive.files)), (vector, flags, flags, vector))
+    vector = types.Array(item, 1, "C")
+    return Kernel(cuda.jit(kernel, link=list(primitive.files)), (vector, vector))
 
 
 def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch) -> None:
@@ -117,18 +118,15 @@ def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch) -> None:
 
 def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch, shared: int) -> Any:
     """One batched launch (grid ``n_blocks``, block ``spec.block``) with ``shared`` bytes of dynamic shared
-    memory; returns the host copy of ``dst``. Every device array is allocated at its exact size, so
-    memcheck sees any access past one."""
+    memory (past 48 KiB the kernel was opted in when it was built: :func:`allow_dynamic_shared`); returns the
+    host copy of ``dst``. Every device array is allocated at its exact size, so memcheck sees any access past one."""
     if not isinstance(batch, ExchangeBatch):
         full_tiles_only(spec, batch)
-    if shared > DEFAULT_DYNAMIC_SHARED_LIMIT:
-        _opt_in(kernel, shared)
     dtype = np.dtype(spec.dtype)
     run = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
     if isinstance(batch, ExchangeBatch):
         dst = cuda.device_array(batch.n_blocks * out_length(spec), dtype)
-        ranks, flags = (cuda.to_device(np.ascontiguousarray(a, np.int32)) for a in (batch.ranks, batch.flags))
-        run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)), ranks, flags, dst)
+        run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)), dst)
         return dst.copy_to_host()
     offset, region = cuda.to_device(np.ascontiguousarray(batch.offset, np.int64)), np.int64(batch.region)
     if isinstance(batch, LoadBatch):
@@ -141,8 +139,11 @@ def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | Exc
     return dst.copy_to_host()
 
 
-def _opt_in(kernel: Kernel, nbytes: int) -> None:
-    """Let the loaded kernel take ``nbytes`` of dynamic shared memory (numba has no setter for it)."""
+def allow_dynamic_shared(kernel: Kernel, nbytes: int) -> None:
+    """Let the compiled kernel take ``nbytes`` of dynamic shared memory, once, when past CUDA's default 48 KiB
+    (numba has no setter for it)."""
+    if nbytes <= DEFAULT_DYNAMIC_SHARED_LIMIT:
+        return
     from numba.cuda.cudadrv.driver import binding, driver
 
     function = kernel.dispatcher.compile(kernel.signature)._codelibrary.get_cufunc()

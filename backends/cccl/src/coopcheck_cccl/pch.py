@@ -38,9 +38,9 @@ class PchStats:
 
 class _Binding:
     """``cuda.bindings.nvrtc`` as cuda.coop's compile sees it: ``nvrtcCompileProgram`` with ``options`` added
-    (and counted), every other name the binding's own."""
+    (and, given ``stats``, counted from each program's PCH status and log), every other name the binding's own."""
 
-    def __init__(self, nvrtc: Any, options: Sequence[bytes], stats: PchStats) -> None:
+    def __init__(self, nvrtc: Any, options: Sequence[bytes], stats: PchStats | None) -> None:
         self._nvrtc, self._options, self._stats = nvrtc, list(options), stats
 
     def __getattr__(self, name: str) -> Any:
@@ -49,28 +49,31 @@ class _Binding:
     def nvrtcCompileProgram(self, prog: Any, count: int, options: Sequence[bytes]) -> Any:
         every = [*options[:count], *self._options]
         result = self._nvrtc.nvrtcCompileProgram(prog, len(every), every)
-        self._count(prog)
+        if self._stats is not None:
+            self._count(prog, self._stats)
         return result
 
-    def _count(self, prog: Any) -> None:
+    def _count(self, prog: Any, stats: PchStats) -> None:
         success = self._nvrtc.nvrtcResult.NVRTC_SUCCESS
         if self._nvrtc.nvrtcGetPCHCreateStatus(prog)[0] == success:
-            self._stats.created += 1
+            stats.created += 1
         err, size = self._nvrtc.nvrtcGetProgramLogSize(prog)
         log = b" " * size
         if err == success and self._nvrtc.nvrtcGetProgramLog(prog, log)[0] == success and USED in log:
-            self._stats.used += 1
+            stats.used += 1
 
 
 @contextmanager
-def precompiled_headers(module: Any, directory: Path | None = None,
-                        options: Sequence[bytes] = OPTIONS) -> Iterator[PchStats | None]:
+def precompiled_headers(module: Any, directory: Path | None = None, options: Sequence[bytes] = OPTIONS,
+                        count: bool = False) -> Iterator[PchStats | None]:
     """While inside, ``module`` (cuda.coop's ``_nvrtc``) compiles with ``options`` and the PCH ``directory``
-    (default: this process's own); yields the counts, or None when ``COOP_CCCL_PCH=0`` leaves it as it is."""
+    (default: this process's own). Yields, with ``count``, the compiles that precompiled or used a header set
+    (three more NVRTC calls a compile, so only a check asks); else, or when ``COOP_CCCL_PCH=0`` leaves the module
+    as it is, None."""
     if os.environ.get(ENV, "1") == "0":
         yield None
         return
-    stats = PchStats()
+    stats = PchStats() if count else None
     where = directory or _own_directory()
     added = [*options, f"--pch-dir={where}".encode()] if options else []
     original = module.nvrtc

@@ -41,7 +41,7 @@ def unchanged() -> dict[str, bytes]:
 
 def test_precompiled_headers_give_the_same_ltoir_and_parse_each_header_set_once(
         tmp_path: Path, unchanged: dict[str, bytes]) -> None:
-    with pch.precompiled_headers(_nvrtc, tmp_path) as stats:
+    with pch.precompiled_headers(_nvrtc, tmp_path, count=True) as stats:
         for cpp, ltoir in unchanged.items():
             assert _compile(cpp) == ltoir
     # block_load's headers are precompiled by the first load and used by the second; block_store's are new.
@@ -50,13 +50,21 @@ def test_precompiled_headers_give_the_same_ltoir_and_parse_each_header_set_once(
 
 
 def test_without_the_option_nothing_is_precompiled(tmp_path: Path, unchanged: dict[str, bytes]) -> None:
-    with pch.precompiled_headers(_nvrtc, tmp_path, options=()) as stats:
+    with pch.precompiled_headers(_nvrtc, tmp_path, options=(), count=True) as stats:
         assert _compile(LOAD.format(ipt=1)) == unchanged[LOAD.format(ipt=1)]
     assert stats is not None and (stats.created, stats.used) == (0, 0)
 
 
 def test_the_environment_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(pch.ENV, "0")
-    with pch.precompiled_headers(_nvrtc) as stats:
+    with pch.precompiled_headers(_nvrtc, count=True) as stats:
         assert _nvrtc.nvrtc is nvrtc
     assert stats is None
+
+
+def test_the_adapters_form_counts_nothing_and_still_precompiles(tmp_path: Path, unchanged: dict[str, bytes]) -> None:
+    """Without ``count`` no program's status or log is read; the precompiled header is still made and kept."""
+    cpp = LOAD.format(ipt=4)
+    with pch.precompiled_headers(_nvrtc, tmp_path) as stats:
+        assert _compile(cpp) == unchanged[cpp]
+        assert stats is None and list(tmp_path.glob("*.pch"))

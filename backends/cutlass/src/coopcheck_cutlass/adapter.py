@@ -183,19 +183,15 @@ def _launch_arrays(spec: coopcheck.KernelSpec, batch: Batch) -> dict[str, np.nda
 
     if spec.operation in exchange.OPERATIONS:
         return _exchange_arrays(spec, batch)
-    if isinstance(batch, coopcheck.ExchangeBatch):
-        raise TypeError(f"{spec.operation} needs a {'LoadBatch' if spec.operation == 'block.load' else 'StoreBatch'} "
-                        f"(got ExchangeBatch)")
+    wanted = coopcheck.LoadBatch if spec.operation == "block.load" else coopcheck.StoreBatch
+    if not isinstance(batch, wanted):
+        raise TypeError(f"{spec.operation} needs a {wanted.__name__} (got {type(batch).__name__})")
     n, tile, region = batch.n_blocks, spec.tile, batch.region
-    if spec.operation == "block.load":
-        if not isinstance(batch, coopcheck.LoadBatch):
-            raise TypeError(f"block.load needs a LoadBatch (got {type(batch).__name__})")
+    if isinstance(batch, coopcheck.LoadBatch):
         arrays = {"src": (batch.src, spec.dtype, n * region), "init": (batch.init, spec.dtype, n * tile),
                   "valid": (batch.valid, "int32", n), "offset": (batch.offset, "int64", n),
                   "has_oob": (batch.has_oob, "int32", n), "oob": (batch.oob, spec.dtype, n)}
     else:
-        if not isinstance(batch, coopcheck.StoreBatch):
-            raise TypeError(f"block.store needs a StoreBatch (got {type(batch).__name__})")
         arrays = {"items": (batch.items, spec.dtype, n * tile), "dst": (batch.dst, spec.dtype, n * region),
                   "valid": (batch.valid, "int32", n), "offset": (batch.offset, "int64", n)}
     checked = {name: _checked(name, array, dtype, size) for name, (array, dtype, size) in arrays.items()}

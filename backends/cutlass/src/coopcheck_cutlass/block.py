@@ -26,6 +26,7 @@ import cutlass.cute as cute  # noqa: E402
 from cutlass.memory import SmemAllocator  # noqa: E402
 
 from coopcheck_cutlass import _exchange, _per_thread  # noqa: E402
+from coopcheck_cutlass.exchange_plan import ExchangePlan  # noqa: E402
 from coopcheck_cutlass.plan import SCRATCH_ALIGN, Plan, check_oob_value, make_plan  # noqa: E402
 
 #: The DSL numeric type of each coop dtype.
@@ -56,10 +57,11 @@ def rank(block: tuple[int, ...]) -> cutlass.Int32:
     return x + block[0] * (y + block[1] * z)
 
 
-def allocate_temp_storage(plan: Plan, allocator: SmemAllocator | None = None) -> cute.Tensor | None:
-    """The shared scratch ``plan`` needs (None for direct, striped and vectorize).
+def allocate_temp_storage(plan: Plan | ExchangePlan, allocator: SmemAllocator | None = None) -> cute.Tensor | None:
+    """The shared scratch ``plan`` needs (None for direct, striped and vectorize; an Exchange's is the whole tile,
+    or time-sliced one warp's share of it).
 
-    Allocate it once and pass it as ``temp_storage`` to calls that may share it; the transposes
+    Allocate it once and pass it as ``temp_storage`` to calls that may share it; the transposes and exchanges
     end with a barrier, so consecutive calls can reuse one scratch.
     """
     if not plan.scratch_items:
@@ -133,14 +135,14 @@ def _plan(operation: str, items: cute.Tensor, block: tuple[int, ...], algorithm:
     )
 
 
-def _same_storage(numeric: type[cutlass.Numeric], dtype: str) -> bool:
+def same_storage(numeric: type[cutlass.Numeric], dtype: str) -> bool:
     """Whether ``numeric`` stores like ``dtype``: global pointers are signless in the DSL (a uint8
     tensor reports Int8), and a move only needs the same bits."""
     return bool(numeric.mlir_type == NUMERIC[dtype].mlir_type)
 
 
 def _check_element_type(plan: Plan, name: str, tensor: cute.Tensor) -> None:
-    if not _same_storage(tensor.element_type, plan.dtype):
+    if not same_storage(tensor.element_type, plan.dtype):
         raise coopcheck.InvalidParameter(
             "dtype", f"{name} holds {tensor.element_type} but the payload holds {plan.dtype}"
         )
@@ -153,7 +155,7 @@ def _oob_value(plan: Plan, oob_default: Any) -> Any:
         return None
     numeric = NUMERIC[plan.dtype]
     if isinstance(oob_default, cutlass.Numeric):
-        if not _same_storage(type(oob_default), plan.dtype):
+        if not same_storage(type(oob_default), plan.dtype):
             raise coopcheck.InvalidParameter(
                 "oob_default_value", f"a runtime oob_default must be {plan.dtype} (got {type(oob_default)})"
             )

@@ -29,20 +29,9 @@ coopcheck.require("cutlass", REQUIRES)
 
 import cutlass  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
-from cutlass.memory import SmemAllocator  # noqa: E402
 
-from coopcheck_cutlass.block import NUMERIC, dtype_name, rank  # noqa: E402
-from coopcheck_cutlass.block import _same_storage as same_storage  # noqa: E402
+from coopcheck_cutlass.block import NUMERIC, allocate_temp_storage, dtype_name, rank, same_storage  # noqa: E402
 from coopcheck_cutlass.exchange_plan import ExchangePlan, exchange_plan  # noqa: E402
-from coopcheck_cutlass.plan import SCRATCH_ALIGN  # noqa: E402
-
-
-def allocate_temp_storage(plan: ExchangePlan, allocator: SmemAllocator | None = None) -> cute.Tensor:
-    """The shared scratch of ``plan``: the whole tile, or time-sliced one warp's share of it. Calls may share
-    one scratch (each ends with a barrier)."""
-    allocator = allocator if allocator is not None else SmemAllocator()
-    return allocator.allocate_tensor(NUMERIC[plan.dtype], cute.make_layout(plan.scratch_items),
-                                     byte_alignment=SCRATCH_ALIGN)
 
 
 def block_exchange(

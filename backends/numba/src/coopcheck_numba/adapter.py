@@ -30,6 +30,7 @@ from coopcheck import (
     require,
     shuffle,
 )
+from coopcheck.families import check_spec
 from coopcheck.ptx import entry_name
 
 from coopcheck_numba import REQUIRES
@@ -72,11 +73,10 @@ class NumbaAdapter:
 
     def kernel_key(self, spec: KernelSpec) -> Hashable:
         """What a contract kernel is specialized on: the block shape is a launch parameter."""
-        key: tuple[Hashable, ...] = (spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
-        return key + spec.variant if spec.variant else key
+        return (spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm, *spec.variant)
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        _family(spec).check_spec(spec)
+        check_spec(spec)
         slot = (self.kernel_key(spec), arch)
         if slot not in self._builds:
             self._builds[slot] = _build(spec, arch)
@@ -101,11 +101,6 @@ class NumbaAdapter:
         from coopcheck_numba.kernels import launch
 
         return launch(compiled.build.kernel, spec, batch, _shared_bytes(spec))
-
-
-def _family(spec: KernelSpec) -> Any:
-    """The kernel ABI module of ``spec``'s family (its ``check_spec``: the static rules)."""
-    return next((f for f in (exchange, shuffle) if spec.operation in f.OPERATIONS), load_store)
 
 
 def _shared_bytes(spec: KernelSpec) -> int:

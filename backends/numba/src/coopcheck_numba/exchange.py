@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from coopcheck import KernelSpec
-from coopcheck.exchange import WARP_METHODS, check_spec
+from coopcheck.exchange import WARP_METHODS, check_spec, warp_lanes
 from numba import cuda
 from numba.cuda import types
 from numba.cuda.np import numpy_support
@@ -65,7 +65,7 @@ def exchange_shared_bytes(dtype: str, items_per_thread: int, warp_time_slicing: 
     >>> exchange_shared_bytes("float64", 4, False, 128), exchange_shared_bytes("float64", 4, True, 128)
     (4096, 1024)
     """
-    lanes = min(threads, WARP_SIZE) if warp_time_slicing else threads
+    lanes = warp_lanes(threads) if warp_time_slicing else threads
     return lanes * items_per_thread * np.dtype(dtype).itemsize
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 from coopcheck import KernelSpec
-from coopcheck.shuffle import check_spec
+from coopcheck.shuffle import BLOCK_ITEM, SCALAR, check_spec
 from numba import cuda
 from numba.cuda.np import numpy_support
 
@@ -114,6 +114,6 @@ def _shift(nbtype: Any, ipt: int, up: bool, with_item: bool) -> DeviceFunction:
 def build_shuffle(dtype: str, ipt: int, method: str) -> DeviceFunction:
     """The Shuffle device function, without the static checks of :func:`block_shuffle`."""
     nbtype = numpy_support.from_dtype(np.dtype(dtype))
-    if method in ("offset", "rotate"):
+    if method in SCALAR:
         return _scalar(nbtype, method)
-    return _shift(nbtype, ipt, method in ("up", "up_suffix"), method in ("up_suffix", "down_prefix"))
+    return _shift(nbtype, ipt, method in ("up", "up_suffix"), method in BLOCK_ITEM)
