@@ -34,7 +34,7 @@ from harness.expectations import Ledger, load_expectations
 from harness.fingerprint import MANIFEST_ENV, gpu_present
 from harness.lanes import LANE_OUT_ENV
 from harness.report import history
-from harness.report.baseline import Verdicts, baseline_of
+from harness.report.baseline import Verdicts, baseline_of, pack
 from harness.report.command import fill
 from harness.report.diff import compare
 from harness.report.document import Source, tally
@@ -205,7 +205,9 @@ class Rollup:
                 "dry_run": self.dry_run, "failed": self.failed, "totals": self.totals(),
                 "lanes": [asdict(r) for r in self.results],
                 "excluded": [{"id": i, "reason": why} for i, why in self.excluded],
-                "transitions": [asdict(t) for t in self.transitions], "bisect": self.bisect}
+                "transitions": [{**kind, "cases": len(ids), "ids": pack(ids)}
+                                for kind, ids in grouped_changes(self.transitions)],
+                "bisect": self.bisect}
 
     def markdown(self) -> str:
         return render_markdown_template("nightly.md.j2", {**self.to_json(), "verdict": self.verdict,
@@ -213,20 +215,24 @@ class Rollup:
                                                           "changes": transition_rows(self.transitions)})
 
 
-#: Cases a Markdown row of status changes names; the JSON lists every one.
+#: Cases a Markdown row of status changes names; the JSON keeps every one, packed.
 SHOWN = 3
+#: What one kind of status change shares.
+CHANGE_KIND = ("combination", "lane", "was", "now", "since", "night", "regression")
+
+
+def grouped_changes(transitions: list[history.Transition]) -> list[tuple[dict[str, Any], list[str]]]:
+    """(kind, its case ids) per kind of status change (:data:`CHANGE_KIND`), in the order each kind first appears:
+    a lane that stopped early loses every case it did not reach, which a row or an object per case would bury."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for t in transitions:
+        groups.setdefault(tuple(getattr(t, k) for k in CHANGE_KIND), []).append(t.id)
+    return [(dict(zip(CHANGE_KIND, key, strict=True)), ids) for key, ids in groups.items()]
 
 
 def transition_rows(transitions: list[history.Transition]) -> list[dict[str, Any]]:
-    """The status changes grouped by kind (combination, lane, was, now, nights), in the order each kind first
-    appears, with its count and first :data:`SHOWN` case ids: a lane that stopped early loses every case it did not
-    reach, which a row per case would bury."""
-    keys = ("combination", "lane", "was", "now", "since", "night", "regression")
-    groups: dict[tuple[Any, ...], list[str]] = {}
-    for t in transitions:
-        groups.setdefault(tuple(getattr(t, k) for k in keys), []).append(t.id)
-    return [{**dict(zip(keys, key, strict=True)), "cases": len(ids), "first": sorted(ids)[:SHOWN]}
-            for key, ids in groups.items()]
+    """The Markdown rows of the status changes: each kind with its count and first :data:`SHOWN` case ids."""
+    return [{**kind, "cases": len(ids), "first": sorted(ids)[:SHOWN]} for kind, ids in grouped_changes(transitions)]
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from harness import caseid
 from harness.cli import main as harness_main
+from harness.report.baseline import unpack
 from harness.report.errors import ReportError
 from harness.report.history import Transition, append_night, nights, read_history
 from harness.report.matrix import Combination, load_matrix
-from harness.report.nightly import CommandRunner, LaneRunner, Night, Probes, run_nightly, transition_rows
+from harness.report.nightly import CommandRunner, LaneRunner, Night, Probes, Rollup, run_nightly, transition_rows
 from harness.report.render import md_text
 from harness.report.toolchain import PROBE, VenvInstaller
 from harness.statuses import Status
@@ -333,7 +335,8 @@ def test_two_nights_show_the_planted_transition_with_its_night_and_lane(
     kind = "| numpy=2.x,lane=host | simulator | Pass | Fail | night-1 | night-2 (first bad night) |"
     row = f"{kind} {len(ids)} | {shown} |"
     assert row in text
-    assert [t["id"] for t in json.loads((out / "nightly.json").read_text())["transitions"]] == ids
+    kinds = json.loads((out / "nightly.json").read_text())["transitions"]
+    assert sorted(i for kind in kinds for i in unpack(kind["ids"], "transitions")) == ids
     ids_file = out / "bisect" / "numpy-2.x_lane-host_simulator.ids.txt"
     assert ids_file.read_text().split() == ids
     script = (out / "bisect.sh").read_text().splitlines()
@@ -539,3 +542,18 @@ def test_the_roll_up_groups_status_changes_by_kind_with_their_first_cases() -> N
         ("Fail", "gpu", 1, ["block.load/numba/c9"]),
         (None, "x", 1, ["block.load/numba/c5"])]
 
+
+
+def test_the_json_rollup_keeps_every_changed_id_packed_by_kind_of_change() -> None:
+    """A full lane stopped early loses 1.6 M ids on the H200: one JSON object per id made a 254 MB nightly.json.
+    Each kind of change is one entry, its ids packed as the baseline packs them, and every id unpacks again."""
+    lost = [caseid.render("block.load", "numba", [("dtype", dtype), ("block", block), ("ipt", ipt)])
+            for dtype in ("int8", "int32", "float64") for block in range(32, 32 + 400) for ipt in range(1, 17)]
+    changes = [Transition("numpy=2.3,lane=gpu-full", "gpu", i, "Pass", None, True, "night-1", "night-2") for i in lost]
+    changes.append(Transition("numpy=2.3,lane=gpu-full", "gpu", lost[0].replace("int8", "int16"), "Pass", "Fail", True,
+                              "night-1", "night-2"))
+    text = json.dumps(Rollup("m", "now", [], [], transitions=changes).to_json())
+    entries = json.loads(text)["transitions"]
+    assert len(text) < 20_000
+    assert [(e["now"], e["cases"]) for e in entries] == [(None, len(lost)), ("Fail", 1)]
+    assert sorted(i for e in entries for i in unpack(e["ids"], "transitions")) == sorted(t.id for t in changes)
