@@ -132,7 +132,7 @@ def test_a_bad_exchange_static_is_refused_while_tracing(body: Body, rule: str) -
 
 
 def _two_exchanges(src: cute.Tensor, dst: cute.Tensor, n: Any) -> None:
-    scratch = exchange.allocate_temp_storage(ExchangePlan("int32", (128,), 4, "striped_to_blocked", True))
+    scratch = block.allocate_temp_storage(ExchangePlan("int32", (128,), 4, "striped_to_blocked", True))
     items = _payload()
     for i in range(4):
         items[i] = src[cute.arch.thread_idx()[0] * 4 + i]
