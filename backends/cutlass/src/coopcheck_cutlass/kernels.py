@@ -191,11 +191,7 @@ def _exchange_program(spec: coopcheck.KernelSpec, plan: ExchangePlan, name: str)
                                      flags=held_flags, warp_time_slicing=plan.warp_time_slicing)
         _write_back(cute.make_tensor(dst, cute.make_layout(n_blocks * width)), b * width + me * ipt, plan, held, out)
 
-    @cute.jit
-    def host(items: cute.Pointer, ranks: cute.Pointer, flags: cute.Pointer, dst: cute.Pointer,
-             n_blocks: cutlass.Int32) -> None:
-        kernel(items, ranks, flags, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
-
+    host = _four_arrays_host(kernel, launch_block)
     _name(kernel, host, name)
     return Program(host, (("items", numeric), ("ranks", RANK), ("flags", RANK), ("dst", numeric)), BLOCKS)
 
@@ -230,13 +226,20 @@ def _shuffle_program(spec: coopcheck.KernelSpec, plan: ShufflePlan, name: str) -
         if cutlass.const_expr(plan.with_block_item):
             result[b * width + width - threads + me] = item[0]
 
-    @cute.jit
-    def host(items: cute.Pointer, prior: cute.Pointer, distance: cute.Pointer, dst: cute.Pointer,
-             n_blocks: cutlass.Int32) -> None:
-        kernel(items, prior, distance, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
-
+    host = _four_arrays_host(kernel, launch_block)
     _name(kernel, host, name)
     return Program(host, (("items", numeric), ("prior", numeric), ("distance", DISTANCE), ("dst", numeric)), BLOCKS)
+
+
+def _four_arrays_host(kernel: Any, launch_block: tuple[int, int, int]) -> Any:
+    """The host function of a kernel taking four arrays, then the block count (the Exchange and Shuffle ABIs):
+    one block per case instance."""
+    @cute.jit
+    def host(first: cute.Pointer, second: cute.Pointer, third: cute.Pointer, fourth: cute.Pointer,
+             n_blocks: cutlass.Int32) -> None:
+        kernel(first, second, third, fourth, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
+
+    return host
 
 
 def _write_back(result: cute.Tensor, first: Any, plan: coop_block.MethodPlan, held: cute.Tensor,

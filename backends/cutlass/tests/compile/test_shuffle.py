@@ -1,7 +1,7 @@
-"""A representative sample of Shuffle kernels compiles for sm_90a without a GPU and keeps the contract's resource
-rules (checked on their SASS), is named by its specialization, asks at launch for exactly CUB's scratch (one item
-a thread), syncs its block twice (stores to loads, then before the scratch is reused) and fits its block's
-registers.
+"""A representative sample of Shuffle kernels compiles for sm_90a without a GPU, is named by its specialization,
+keeps the contract's resource rules (checked on their SASS) and fits its block's registers (the
+``meets_its_contract`` fixture), asks at launch for exactly CUB's scratch (one item a thread), and syncs its block
+twice (stores to loads, then before the scratch is reused).
 
 The sample: every method x output once on a block, dtype and ipt that cycle through the contract's axes, and once
 at the heaviest corner (1024 threads, float64, the largest ipt a method takes).
@@ -18,16 +18,11 @@ import coopcheck
 import numpy as np
 import pytest
 from coopcheck.shuffle import METHODS, OUTPUTS, SCALAR
-from coopcheck_cutlass.adapter import CutlassAdapter
 from coopcheck_cutlass.shuffle_plan import shuffle_plan
 
 from harness.contracts import load_contracts, parse_block
-from harness.inspect import KernelReport, inspect_artifacts, resource_violations
 
-ARCH = "sm_90"
 CONTRACT = {c.id: c for c in load_contracts()}["block.shuffle"]
-#: Registers of one SM on sm_90: a block of T threads launches only with at most 65536 / T registers a thread.
-SM_REGISTERS = 65536
 
 
 def _sample() -> list[Any]:
@@ -48,47 +43,21 @@ def _sample() -> list[Any]:
 SAMPLE = _sample()
 
 
-def _point(spec: coopcheck.KernelSpec) -> dict[str, Any]:
-    return {"dtype": spec.dtype, "block": "x".join(map(str, spec.block)), "ipt": spec.items_per_thread,
-            "alg": spec.algorithm, **dict(spec.variant)}
-
-
-def _report(adapter: CutlassAdapter, spec: coopcheck.KernelSpec) -> tuple[coopcheck.Artifacts, KernelReport]:
-    artifacts = adapter.artifacts(adapter.compile(spec, arch=ARCH))
-    return artifacts, inspect_artifacts(artifacts)
-
-
 def test_the_sample_covers_every_method_both_ways_and_every_axis_value() -> None:
     specs = [p.values[0] for p in SAMPLE]
     assert {(s.algorithm, s.static("output")) for s in specs} == set(product(METHODS, OUTPUTS))
     assert {s.dtype for s in specs} == set(CONTRACT.axes["dtype"])
     assert {s.items_per_thread for s in specs} == set(CONTRACT.axes["ipt"])
-    assert {_point(s)["block"] for s in specs} == set(CONTRACT.axes["block"])
+    assert {"x".join(map(str, s.block)) for s in specs} == set(CONTRACT.axes["block"])
 
 
 @pytest.mark.parametrize("spec", SAMPLE)
-def test_the_kernel_keeps_the_contract_resource_rules(spec: coopcheck.KernelSpec, adapter: CutlassAdapter) -> None:
-    _, report = _report(adapter, spec)
-    rules = CONTRACT.resources_for(_point(spec))
-    assert resource_violations(report, spec.algorithm, rules, METHODS) == []
-    assert report.registers * spec.threads <= SM_REGISTERS, f"{report.registers} registers x {spec.threads} threads"
-
-
-@pytest.mark.parametrize("spec", SAMPLE)
-def test_the_kernel_is_named_and_asks_for_one_item_a_thread_of_scratch(spec: coopcheck.KernelSpec,
-                                                                     adapter: CutlassAdapter) -> None:
-    artifacts, _ = _report(adapter, spec)
-    assert artifacts.kernel_name == coopcheck.kernel_symbol(spec, include_block=True) + "_0"
-    assert re.search(rf"^\.visible \.entry {artifacts.kernel_name}\(", artifacts.ptx or "", re.M)
-    assert artifacts.kernel_name.encode() in (artifacts.cubin or b"")
+def test_the_kernel_meets_its_contract_with_one_item_a_thread_of_scratch_and_two_block_barriers(
+        spec: coopcheck.KernelSpec, meets_its_contract: Any) -> None:
+    artifacts = meets_its_contract(spec, CONTRACT)
     assert artifacts.dynamic_shared_bytes == shuffle_plan(spec).scratch_bytes
     assert artifacts.dynamic_shared_bytes == spec.threads * np.dtype(spec.dtype).itemsize
-
-
-@pytest.mark.parametrize("spec", SAMPLE)
-def test_the_kernel_syncs_its_block_before_the_loads_and_before_the_scratch_is_reused(
-        spec: coopcheck.KernelSpec, adapter: CutlassAdapter) -> None:
-    artifacts, _ = _report(adapter, spec)
+    # the stores to the loads, then the loads to the scratch's reuse
     assert len(re.findall(r"\bbar(?:rier)?\.sync(?:\.aligned)?\s", artifacts.ptx or "")) == 2
     assert not re.search(r"bar\.warp\.sync", artifacts.ptx or "")
 
@@ -97,18 +66,14 @@ def test_the_kernel_syncs_its_block_before_the_loads_and_before_the_scratch_is_r
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_a_shuffle_without_its_barriers_breaks_a_resource_rule(method: str, adapter: CutlassAdapter,
-                                                              mutants: ModuleType) -> None:
+def test_a_shuffle_without_its_barriers_breaks_a_resource_rule(method: str, meets_its_contract: Any,
+                                                              mutants: ModuleType, violations: Any) -> None:
     """``transpose_without_barrier`` traces every block barrier away, the Shuffle's too."""
     spec = coopcheck.KernelSpec("block.shuffle", "int32", (128,), 1 if method in SCALAR else 4, method,
                                 variant=(("output", "inplace"),))
-    rules = CONTRACT.resources_for(_point(spec))
-    _, real = _report(adapter, spec)
-    assert resource_violations(real, method, rules, METHODS) == []
-    own = CutlassAdapter(disk_cache=False)  # the mutant never reaches the shared adapter or a disk cache
-    with mutants.transpose_without_barrier():
-        compiled = own.compile(spec, arch=ARCH)
-    found = resource_violations(inspect_artifacts(compiled.artifacts), method, rules, METHODS)
+    meets_its_contract(spec, CONTRACT)
+    _, compiled = mutants.compile_mutant(mutants.transpose_without_barrier, spec)  # its own adapter, no disk cache
+    found = violations(spec, compiled.artifacts, CONTRACT)
     assert [m for m in found if m.startswith("require_sass BAR")], found
 
 

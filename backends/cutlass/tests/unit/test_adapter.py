@@ -117,21 +117,6 @@ def test_the_exchange_output_has_the_abi_length_and_starts_as_a_recognizable_pat
     assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("ranks", np.zeros(2 * 192, np.int64), r"batch\.ranks: expected int32\[384\] \(got int64\[384\]\)"),
-    ("items", np.zeros(2 * 192, np.int32), r"batch\.items: expected int16\[384\]"),
-    ("flags", np.zeros(3, np.int32), r"batch\.flags: expected int32\[384\] \(got int32\[3\]\)"),
-    ("tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
-])
-def test_an_exchange_batch_that_breaks_the_abi_is_refused_naming_the_field(field: str, value: object,
-                                                                          message: str) -> None:
-    spec = _exchange("scatter_to_striped_flagged")
-    batch = _exchange_batch(spec)
-    setattr(batch, field, value)
-    with pytest.raises(ValueError, match=message):
-        adapter_module._launch_arrays(spec, batch)
-
-
 def _shuffle_batch(spec: coopcheck.KernelSpec, n: int = 2) -> coopcheck.ShuffleBatch:
     return coopcheck.ShuffleBatch(items=np.zeros(n * spec.tile, spec.dtype),
                                   prior=np.zeros(n * (spec.tile + spec.threads), spec.dtype),
@@ -150,16 +135,28 @@ def test_the_shuffle_output_has_the_abi_length_and_starts_as_a_recognizable_patt
     assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("items", np.zeros(2 * 192, np.int32), r"batch\.items: expected int16\[384\] \(got int32\[384\]\)"),
-    ("prior", np.zeros(2 * 192, np.int16), r"batch\.prior: expected int16\[512\] \(got int16\[384\]\)"),
-    ("distance", np.zeros(2, np.int64), r"batch\.distance: expected int32\[2\] \(got int64\[2\]\)"),
-    ("tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
-])
-def test_a_shuffle_batch_that_breaks_the_abi_is_refused_naming_the_field(field: str, value: object,
-                                                                        message: str) -> None:
+def _tile_spec_and_batch(family: str) -> tuple[coopcheck.KernelSpec, object]:
+    """A kernel spec of an Exchange or Shuffle (int16, 64 threads, ipt 3: a tile of 192) and a batch of 2 blocks."""
+    if family == "block.exchange":
+        spec = _exchange("scatter_to_striped_flagged")
+        return spec, _exchange_batch(spec)
     spec = _shuffle("down_prefix")
-    batch = _shuffle_batch(spec)
+    return spec, _shuffle_batch(spec)
+
+
+@pytest.mark.parametrize(("family", "field", "value", "message"), [
+    ("block.exchange", "ranks", np.zeros(2 * 192, np.int64), r"batch\.ranks: expected int32\[384\] \(got int64"),
+    ("block.exchange", "items", np.zeros(2 * 192, np.int32), r"batch\.items: expected int16\[384\]"),
+    ("block.exchange", "flags", np.zeros(3, np.int32), r"batch\.flags: expected int32\[384\] \(got int32\[3\]\)"),
+    ("block.exchange", "tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
+    ("block.shuffle", "items", np.zeros(2 * 192, np.int32), r"batch\.items: expected int16\[384\] \(got int32"),
+    ("block.shuffle", "prior", np.zeros(2 * 192, np.int16), r"batch\.prior: expected int16\[512\] \(got int16\[384"),
+    ("block.shuffle", "distance", np.zeros(2, np.int64), r"batch\.distance: expected int32\[2\] \(got int64\[2\]\)"),
+    ("block.shuffle", "tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
+])
+def test_an_exchange_or_shuffle_batch_that_breaks_the_abi_is_refused_naming_the_field(
+        family: str, field: str, value: object, message: str) -> None:
+    spec, batch = _tile_spec_and_batch(family)
     setattr(batch, field, value)
     with pytest.raises(ValueError, match=message):
         adapter_module._launch_arrays(spec, batch)
