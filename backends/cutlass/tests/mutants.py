@@ -1,14 +1,15 @@
-"""Test-only broken variants of the cutlass block Load and Exchange, to prove that the resource checks and
+"""Test-only broken variants of the cutlass block Load, Exchange and Shuffle, to prove that the resource checks and
 racecheck bite. Each is the real device code with one decision flipped while the kernel is traced:
 
-* ``transpose_without_barrier``: every block barrier traced away (the transpose's, or a block Exchange's);
-  racecheck must report the exchange, and the host rules requiring ``BAR`` must flag it.
+* ``transpose_without_barrier``: every block barrier traced away (the transpose's, a block Exchange's or a
+  Shuffle's); racecheck must report the exchange, and the host rules requiring ``BAR`` must flag it.
 * ``direct_through_shared``: direct staged through the transpose's shared scratch and barriers;
   its results are right, but the host rules for ``direct`` must flag it.
 
 Run as a script on a GPU, it launches the racy transpose (or the real one) under the contract ABI,
 for compute-sanitizer (from backends/cutlass/tests); ``exchange-racy`` and ``exchange-control`` do the same
-for a block Exchange (striped_to_blocked over 4 warps)::
+for a block Exchange (striped_to_blocked over 4 warps), ``shuffle-racy`` and ``shuffle-control`` for a Shuffle
+(rotate over 4 warps, by every distance of its kernel point)::
 
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py racy     # must report
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py control  # must be clean
@@ -33,6 +34,9 @@ TRANSPOSE = coopcheck.KernelSpec("block.load", "int32", (128,), 4, "transpose")
 DIRECT = coopcheck.KernelSpec("block.load", "int32", (128,), 4, "direct")
 EXCHANGE = coopcheck.KernelSpec("block.exchange", "int32", (128,), 4, "striped_to_blocked",
                                 variant=(("slicing", "off"), ("output", "inplace")))
+SHUFFLE = coopcheck.KernelSpec("block.shuffle", "int32", (128,), 1, "rotate", variant=(("output", "inplace"),))
+#: The family probes: mode prefix -> the specialization it launches.
+FAMILY_PROBES = {"exchange": EXCHANGE, "shuffle": SHUFFLE}
 
 
 @contextmanager
@@ -67,13 +71,15 @@ def compile_mutant(mutant: Callable[[], AbstractContextManager[None]],
 
 def main(argv: list[str]) -> int:
     """Launch the racy transpose (``racy``) or the real one (``control``) over a few full and
-    partial tiles, or the racy Exchange or the real one; print how many slots came out wrong (a race may
-    or may not corrupt)."""
-    if argv not in (["racy"], ["control"], ["exchange-racy"], ["exchange-control"]):
-        print("usage: mutants.py racy|control|exchange-racy|exchange-control", file=sys.stderr)
+    partial tiles, or the racy Exchange or Shuffle or the real one; print how many slots came out wrong (a race
+    may or may not corrupt)."""
+    modes = ["racy", "control", *(f"{family}-{kind}" for family in FAMILY_PROBES for kind in ("racy", "control"))]
+    if len(argv) != 1 or argv[0] not in modes:
+        print(f"usage: mutants.py {'|'.join(modes)}", file=sys.stderr)
         return 2
-    if argv[0].startswith("exchange-"):
-        return _exchange(argv[0] == "exchange-racy")
+    family, _, kind = argv[0].rpartition("-")
+    if family:
+        return _family_probe(FAMILY_PROBES[family], kind == "racy")
     from harness.oracles.block_load_store import compare, region, snapshot
     from harness.oracles.values import pattern
 
@@ -93,21 +99,23 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _exchange(racy: bool) -> int:
+def _family_probe(spec: coopcheck.KernelSpec, racy: bool) -> int:
+    """Launch ``spec``'s contract kernel (without its barriers when ``racy``) over every case of its kernel point,
+    judged by its family's oracle."""
     from harness.cases import point_cases
     from harness.contracts import load_contracts
-    from harness.oracles import block_exchange as oracle
 
-    spec = EXCHANGE
     contract = {c.id: c for c in load_contracts()}[spec.operation]
-    point = (("dtype", spec.dtype), ("block", "128"), ("ipt", spec.items_per_thread), ("alg", spec.algorithm),
-             *spec.variant)
+    oracle: Any = contract.oracle  # the family's oracle module (its compare too)
+    point = (("dtype", spec.dtype), ("block", "x".join(map(str, spec.block))), ("ipt", spec.items_per_thread),
+             ("alg", spec.algorithm), *spec.variant)
     cases = point_cases(contract, "cutlass", point)
     launch = oracle.build(cases[0].spec, cases, 0)
     adapter, compiled = compile_mutant(transpose_without_barrier if racy else nullcontext, spec)
     before = oracle.snapshot(launch.batch)
     wrong = int(oracle.compare(spec, before, adapter.launch(compiled, spec, launch.batch))[2].sum())
-    print(f"exchange-{'racy' if racy else 'control'}: {compiled.artifacts.kernel_name}, {wrong} slots wrong")
+    family = spec.operation.removeprefix("block.")
+    print(f"{family}-{'racy' if racy else 'control'}: {compiled.artifacts.kernel_name}, {wrong} slots wrong")
     return 0
 
 

@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import coopcheck
-from coopcheck import exchange, load_store
+from coopcheck import exchange, load_store, shuffle
+from coopcheck.families import family_of
 
 from coopcheck_cutlass import REQUIRES
 from coopcheck_cutlass.cache import ArtifactCache, default_root
 from coopcheck_cutlass.exchange_plan import exchange_plan
 from coopcheck_cutlass.plan import spec_plan
+from coopcheck_cutlass.shuffle_plan import shuffle_plan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,10 +35,12 @@ DUMP_DIR_ENV = "COOP_CUTLASS_DUMP_DIR"
 LAUNCH_REQUIRES = {**REQUIRES, "cuda": "cuda-bindings"}
 #: What activation checks: the DSL, the CUDA bindings it launches through, and numpy for batches.
 ACTIVATION_REQUIRES = {**LAUNCH_REQUIRES, "numpy": "numpy"}
-#: Byte the Load and Exchange outputs start as, so a slot the kernel never writes shows.
+#: Byte the Load, Exchange and Shuffle outputs start as, so a slot the kernel never writes shows.
 UNWRITTEN = 0xA5
 #: What a launch takes: one batch type per family.
-Batch = coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch
+Batch = coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch | coopcheck.ShuffleBatch
+#: Each family's plan (by its ABI module), whose making checks a spec's statics before the DSL is involved.
+PLANS = {load_store: spec_plan, exchange: exchange_plan, shuffle: shuffle_plan}
 
 
 def dsl_arch(arch: str) -> str:
@@ -74,7 +78,7 @@ class CutlassAdapter:
     on disk (see :mod:`coopcheck_cutlass.cache`)."""
 
     name = "cutlass"
-    operations = load_store.OPERATIONS | exchange.OPERATIONS
+    operations = load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS
 
     def __init__(self, *, disk_cache: bool | Path = True) -> None:
         """``disk_cache``: True for the configured folder (``COOP_CUTLASS_CACHE_DIR``), a path for
@@ -86,7 +90,8 @@ class CutlassAdapter:
         self._dump_root: Path | None = None
 
     def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
-        """Every operation, algorithm (Exchange method), variant, dtype and block shape of coop is implemented."""
+        """Every operation, algorithm (Exchange or Shuffle method), variant, dtype and block shape of coop is
+        implemented."""
         return None
 
     def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:
@@ -99,7 +104,7 @@ class CutlassAdapter:
         Rejected statics raise ``coopcheck.InvalidParameter`` before the DSL is involved; a failed
         compile caches nothing and leaves the DSL ready for the next one.
         """
-        (exchange_plan if spec.operation in exchange.OPERATIONS else spec_plan)(spec)
+        PLANS[family_of(spec)](spec)
         target = dsl_arch(arch)
         key = (self.kernel_key(spec), target)
         if key in self._compiled:
@@ -179,13 +184,12 @@ class CutlassAdapter:
 
 def _launch_arrays(spec: coopcheck.KernelSpec, batch: Batch) -> dict[str, np.ndarray]:
     """The kernel's arrays by parameter name, checked against the ABI's sizes and dtypes."""
-    import numpy as np
-
     if spec.operation in exchange.OPERATIONS:
         return _exchange_arrays(spec, batch)
+    if spec.operation in shuffle.OPERATIONS:
+        return _shuffle_arrays(spec, batch)
     wanted = coopcheck.LoadBatch if spec.operation == "block.load" else coopcheck.StoreBatch
-    if not isinstance(batch, wanted):
-        raise TypeError(f"{spec.operation} needs a {wanted.__name__} (got {type(batch).__name__})")
+    _check_type(spec, batch, wanted)
     n, tile, region = batch.n_blocks, spec.tile, batch.region
     if isinstance(batch, coopcheck.LoadBatch):
         arrays = {"src": (batch.src, spec.dtype, n * region), "init": (batch.init, spec.dtype, n * tile),
@@ -196,24 +200,49 @@ def _launch_arrays(spec: coopcheck.KernelSpec, batch: Batch) -> dict[str, np.nda
                   "valid": (batch.valid, "int32", n), "offset": (batch.offset, "int64", n)}
     checked = {name: _checked(name, array, dtype, size) for name, (array, dtype, size) in arrays.items()}
     if spec.operation == "block.load":
-        checked["dst"] = np.full(n * tile * checked["init"].itemsize, UNWRITTEN, np.uint8).view(spec.dtype)
+        checked["dst"] = _unwritten(spec, n * tile)
     return checked
 
 
 def _exchange_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.ndarray]:
     """The Exchange kernel's arrays; ``dst`` starts as a recognizable pattern, so a slot never written shows."""
-    import numpy as np
+    _check_type(spec, batch, coopcheck.ExchangeBatch)
+    size = batch.n_blocks * spec.tile
+    return _tile_arrays(spec, batch, {"items": (spec.dtype, size), "ranks": ("int32", size),
+                                      "flags": ("int32", size)}, exchange.out_length(spec))
 
-    if not isinstance(batch, coopcheck.ExchangeBatch):
-        raise TypeError(f"{spec.operation} needs an ExchangeBatch (got {type(batch).__name__})")
+
+def _shuffle_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.ndarray]:
+    """The Shuffle kernel's arrays; ``dst`` starts as a recognizable pattern, so a slot never written shows."""
+    _check_type(spec, batch, coopcheck.ShuffleBatch)
+    n = batch.n_blocks
+    return _tile_arrays(spec, batch, {"items": (spec.dtype, n * spec.tile),
+                                      "prior": (spec.dtype, n * (spec.tile + spec.threads)),
+                                      "distance": ("int32", n)}, shuffle.out_length(spec))
+
+
+def _check_type(spec: coopcheck.KernelSpec, batch: object, wanted: type) -> None:
+    if not isinstance(batch, wanted):
+        article = "an" if wanted.__name__[0] in "AEIOU" else "a"
+        raise TypeError(f"{spec.operation} needs {article} {wanted.__name__} (got {type(batch).__name__})")
+
+
+def _tile_arrays(spec: coopcheck.KernelSpec, batch: Any, fields: dict[str, tuple[str, int]],
+                 width: int) -> dict[str, np.ndarray]:
+    """A batch of the tile families (Exchange, Shuffle): its ``tile`` and each field (name -> dtype, size) checked,
+    and ``dst`` of ``width`` elements a block, unwritten."""
     if batch.tile != spec.tile:
         raise ValueError(f"batch.tile: expected {spec.tile} (got {batch.tile})")
-    size = batch.n_blocks * spec.tile
-    checked = {name: _checked(name, getattr(batch, name), dtype, size)
-               for name, dtype in (("items", spec.dtype), ("ranks", "int32"), ("flags", "int32"))}
-    width = exchange.out_length(spec)
-    checked["dst"] = np.full(batch.n_blocks * width * checked["items"].itemsize, UNWRITTEN, np.uint8).view(spec.dtype)
+    checked = {name: _checked(name, getattr(batch, name), dtype, size) for name, (dtype, size) in fields.items()}
+    checked["dst"] = _unwritten(spec, batch.n_blocks * width)
     return checked
+
+
+def _unwritten(spec: coopcheck.KernelSpec, size: int) -> np.ndarray:
+    """An output of ``size`` elements of the spec's dtype, every byte :data:`UNWRITTEN`."""
+    import numpy as np
+
+    return np.full(size * np.dtype(spec.dtype).itemsize, UNWRITTEN, np.uint8).view(spec.dtype)
 
 
 def _checked(name: str, array: Any, dtype: str, size: int) -> np.ndarray:

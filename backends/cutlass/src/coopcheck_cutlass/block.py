@@ -28,6 +28,7 @@ from cutlass.memory import SmemAllocator  # noqa: E402
 from coopcheck_cutlass import _exchange, _per_thread  # noqa: E402
 from coopcheck_cutlass.exchange_plan import ExchangePlan  # noqa: E402
 from coopcheck_cutlass.plan import SCRATCH_ALIGN, Plan, check_oob_value, make_plan  # noqa: E402
+from coopcheck_cutlass.shuffle_plan import ShufflePlan  # noqa: E402
 
 #: The DSL numeric type of each coop dtype.
 NUMERIC: dict[str, type[cutlass.Numeric]] = {
@@ -57,12 +58,16 @@ def rank(block: tuple[int, ...]) -> cutlass.Int32:
     return x + block[0] * (y + block[1] * z)
 
 
-def allocate_temp_storage(plan: Plan | ExchangePlan, allocator: SmemAllocator | None = None) -> cute.Tensor | None:
-    """The shared scratch ``plan`` needs (None for direct, striped and vectorize; an Exchange's is the whole tile,
-    or time-sliced one warp's share of it).
+#: The plans of the families that exchange items between threads, each call with one method.
+MethodPlan = ExchangePlan | ShufflePlan
 
-    Allocate it once and pass it as ``temp_storage`` to calls that may share it; the transposes and exchanges
-    end with a barrier, so consecutive calls can reuse one scratch.
+
+def allocate_temp_storage(plan: Plan | MethodPlan, allocator: SmemAllocator | None = None) -> cute.Tensor | None:
+    """The shared scratch ``plan`` needs (None for direct, striped and vectorize; an Exchange's is the whole tile,
+    or time-sliced one warp's share of it; a Shuffle's one item a thread).
+
+    Allocate it once and pass it as ``temp_storage`` to calls that may share it; the transposes, exchanges and
+    shuffles end with a barrier, so consecutive calls can reuse one scratch.
     """
     if not plan.scratch_items:
         return None
@@ -139,6 +144,28 @@ def same_storage(numeric: type[cutlass.Numeric], dtype: str) -> bool:
     """Whether ``numeric`` stores like ``dtype``: global pointers are signless in the DSL (a uint8
     tensor reports Int8), and a move only needs the same bits."""
     return bool(numeric.mlir_type == NUMERIC[dtype].mlir_type)
+
+
+def check_payload(plan: MethodPlan, name: str, tensor: cute.Tensor) -> None:
+    """Refuse a payload tensor (an Exchange's or a Shuffle's output) unlike the items: another type or size."""
+    if not same_storage(tensor.element_type, plan.dtype) or cute.size(tensor) != plan.items_per_thread:
+        raise coopcheck.InvalidParameter(
+            "dtype", f"{name} holds {cute.size(tensor)} x {tensor.element_type}, but the items "
+                     f"{plan.items_per_thread} x {plan.dtype}")
+
+
+def method_scratch(plan: MethodPlan, temp_storage: cute.Tensor | None) -> cute.Tensor:
+    """The scratch of an Exchange or Shuffle call: ``temp_storage`` when it holds the plan's scratch items of its
+    dtype (else ``coopcheck.InvalidParameter``, rule ``temp_storage``), a new allocation when None."""
+    if temp_storage is None:
+        scratch = allocate_temp_storage(plan)
+        assert scratch is not None  # every method exchanges through scratch
+        return scratch
+    if not same_storage(temp_storage.element_type, plan.dtype) or cute.size(temp_storage) < plan.scratch_items:
+        raise coopcheck.InvalidParameter(
+            "temp_storage", f"{plan.method} needs {plan.scratch_items} scratch items of {plan.dtype} "
+                            f"(got {cute.size(temp_storage)} x {temp_storage.element_type})")
+    return temp_storage
 
 
 def _check_element_type(plan: Plan, name: str, tensor: cute.Tensor) -> None:

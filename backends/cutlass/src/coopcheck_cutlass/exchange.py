@@ -30,7 +30,7 @@ coopcheck.require("cutlass", REQUIRES)
 import cutlass  # noqa: E402
 import cutlass.cute as cute  # noqa: E402
 
-from coopcheck_cutlass.block import NUMERIC, allocate_temp_storage, dtype_name, rank, same_storage  # noqa: E402
+from coopcheck_cutlass.block import NUMERIC, check_payload, dtype_name, method_scratch, rank  # noqa: E402
 from coopcheck_cutlass.exchange_plan import ExchangePlan, exchange_plan  # noqa: E402
 
 
@@ -55,8 +55,8 @@ def block_exchange(
     for name, needed, given in (("ranks", plan.scatter, ranks), ("flags", plan.flagged, flags)):
         if needed and (given is None or cute.size(given) != plan.items_per_thread):
             raise coopcheck.InvalidParameter("exchange_ranks", f"{method} needs {name}, one per item")
-    _check_payload(plan, "items_out", items_out)
-    scratch = _scratch(plan, temp_storage)
+    check_payload(plan, "items_out", items_out)
+    scratch = method_scratch(plan, temp_storage)
     inplace = items_out is items_in
     # In place, a sliced exchange gathers into a temporary: a later slice still reads the input items.
     target = (cute.make_rmem_tensor(cute.make_layout(plan.items_per_thread), NUMERIC[plan.dtype])
@@ -72,23 +72,6 @@ def _plan(items: cute.Tensor, block: tuple[int, ...], method: str, warp_time_sli
     return exchange_plan(coopcheck.KernelSpec("block.exchange", dtype_name(items.element_type), block,
                                               cute.size(items), method,
                                               variant=(("slicing", slicing), ("output", "inplace"))))
-
-
-def _check_payload(plan: ExchangePlan, name: str, tensor: cute.Tensor) -> None:
-    if not same_storage(tensor.element_type, plan.dtype) or cute.size(tensor) != plan.items_per_thread:
-        raise coopcheck.InvalidParameter(
-            "dtype", f"{name} holds {cute.size(tensor)} x {tensor.element_type}, but the items "
-                     f"{plan.items_per_thread} x {plan.dtype}")
-
-
-def _scratch(plan: ExchangePlan, temp_storage: cute.Tensor | None) -> cute.Tensor:
-    if temp_storage is None:
-        return allocate_temp_storage(plan)
-    if not same_storage(temp_storage.element_type, plan.dtype) or cute.size(temp_storage) < plan.scratch_items:
-        raise coopcheck.InvalidParameter(
-            "temp_storage", f"{plan.method} needs {plan.scratch_items} scratch items of {plan.dtype} "
-                            f"(got {cute.size(temp_storage)} x {temp_storage.element_type})")
-    return temp_storage
 
 
 def _sync(plan: ExchangePlan) -> None:

@@ -1,6 +1,6 @@
-"""The batched contract kernels of ``coopcheck.adapter`` for one specialization: a Load-only, Store-only or
-Exchange ``@cute.kernel`` (one block per case instance; the ABIs are ``coopcheck.load_store``'s and
-``coopcheck.exchange``'s) and the ``@cute.jit`` host function launching it.
+"""The batched contract kernels of ``coopcheck.adapter`` for one specialization: a Load-only, Store-only, Exchange
+or Shuffle ``@cute.kernel`` (one block per case instance; the ABIs are ``coopcheck.load_store``'s,
+``coopcheck.exchange``'s and ``coopcheck.shuffle``'s) and the ``@cute.jit`` host function launching it.
 
 Arrays arrive as raw global pointers (so exact-size allocations of any origin can be passed) and
 become tensors inside the kernel; the block shape and every static of the spec are compile-time.
@@ -17,22 +17,28 @@ import cutlass
 import cutlass.cute as cute
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
+from coopcheck.shuffle import OPERATIONS as SHUFFLE
+from coopcheck.shuffle import out_length as shuffle_out_length
 from cutlass.cute.runtime import make_ptr
 
 from coopcheck_cutlass import block as coop_block
 from coopcheck_cutlass import exchange as coop_exchange
+from coopcheck_cutlass import shuffle as coop_shuffle
 from coopcheck_cutlass.exchange_plan import ExchangePlan, exchange_plan
 from coopcheck_cutlass.plan import Plan, spec_plan
+from coopcheck_cutlass.shuffle_plan import ShufflePlan, shuffle_plan
 
 #: Per-block control arrays of the ABI and their element types.
 VALID, OFFSET, HAS_OOB = cutlass.Int32, cutlass.Int64, cutlass.Int32
-#: The Exchange ABI's per-slot ranks and flags.
-RANK = cutlass.Int32
+#: The Exchange ABI's per-slot ranks and flags, the Shuffle ABI's per-block distance.
+RANK = DISTANCE = cutlass.Int32
 
 
 Parameters = tuple[tuple[str, type[cutlass.Numeric]], ...]
 #: The scalars after the Load/Store kernels' pointers (the batch attributes of the same names).
 REGION_AND_BLOCKS: Parameters = (("region", cutlass.Int64), ("n_blocks", cutlass.Int32))
+#: The scalar after the Exchange and Shuffle kernels' pointers.
+BLOCKS: Parameters = (("n_blocks", cutlass.Int32),)
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,8 @@ def build(spec: coopcheck.KernelSpec, name: str) -> Program:
     """The contract program of ``spec``; its kernel's entry name starts with ``name``."""
     if spec.operation in EXCHANGE:
         return _exchange_program(spec, exchange_plan(spec), name)
+    if spec.operation in SHUFFLE:
+        return _shuffle_program(spec, shuffle_plan(spec), name)
     plan = spec_plan(spec)
     make = _load_program if spec.operation == "block.load" else _store_program
     return make(spec, plan, name)
@@ -146,12 +154,13 @@ def _store_program(spec: coopcheck.KernelSpec, plan: Plan, name: str) -> Program
     return Program(host, (("items", numeric), ("dst", numeric), ("valid", VALID), ("offset", OFFSET)))
 
 
-def _payload(source: cute.Tensor, first: Any, plan: Plan | ExchangePlan,
-             numeric: type[cutlass.Numeric] | None = None) -> cute.Tensor:
+def _payload(source: cute.Tensor, first: Any, plan: Plan | coop_block.MethodPlan,
+             numeric: type[cutlass.Numeric] | None = None, count: int | None = None) -> cute.Tensor:
     """This thread's payload (an rmem tensor of ``numeric``, by default the plan's dtype) read from
-    ``source[first:first + ipt]``."""
-    items = cute.make_rmem_tensor(cute.make_layout(plan.items_per_thread), numeric or coop_block.NUMERIC[plan.dtype])
-    for i in range(plan.items_per_thread):
+    ``source[first:first + count]`` (by default ``items_per_thread`` items)."""
+    count = plan.items_per_thread if count is None else count
+    items = cute.make_rmem_tensor(cute.make_layout(count), numeric or coop_block.NUMERIC[plan.dtype])
+    for i in range(count):
         items[i] = source[first + i]
     return items
 
@@ -180,22 +189,68 @@ def _exchange_program(spec: coopcheck.KernelSpec, plan: ExchangePlan, name: str)
         out = held if inplace else cute.make_rmem_tensor(cute.make_layout(ipt), numeric)
         coop_exchange.block_exchange(held, out, block=plan.block, method=plan.method, ranks=held_ranks,
                                      flags=held_flags, warp_time_slicing=plan.warp_time_slicing)
-        result = cute.make_tensor(dst, cute.make_layout(n_blocks * width))
-        written = b * width + me * ipt
-        for i in cutlass.range_constexpr(ipt):
-            result[written + i] = out[i]
-        if cutlass.const_expr(not inplace):
-            for i in cutlass.range_constexpr(ipt):
-                result[written + tile + i] = held[i]  # the input items, as the call left them
+        _write_back(cute.make_tensor(dst, cute.make_layout(n_blocks * width)), b * width + me * ipt, plan, held, out)
 
-    @cute.jit
-    def host(items: cute.Pointer, ranks: cute.Pointer, flags: cute.Pointer, dst: cute.Pointer,
-             n_blocks: cutlass.Int32) -> None:
-        kernel(items, ranks, flags, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
-
+    host = _four_arrays_host(kernel, launch_block)
     _name(kernel, host, name)
-    return Program(host, (("items", numeric), ("ranks", RANK), ("flags", RANK), ("dst", numeric)),
-                   (("n_blocks", cutlass.Int32),))
+    return Program(host, (("items", numeric), ("ranks", RANK), ("flags", RANK), ("dst", numeric)), BLOCKS)
+
+
+def _shuffle_program(spec: coopcheck.KernelSpec, plan: ShufflePlan, name: str) -> Program:
+    """The Shuffle ABI: thread r of block b shuffles ``items[b*tile + r*ipt + i]`` (offset and rotate by
+    ``distance[b]``) in place or into a separate output that starts as ``prior[b*(tile + threads) + r*ipt + i]``,
+    writes the result to ``dst[b*out + r*ipt + i]``, with a separate output then its input items a tile later, and
+    for the block item forms (which start as ``prior[b*(tile + threads) + tile + r]``) then its block item to
+    ``dst[b*out + out - threads + r]``."""
+    numeric = coop_block.NUMERIC[plan.dtype]
+    ipt, tile, threads, launch_block = plan.items_per_thread, plan.tile, plan.threads, _launch_block(plan.block)
+    inplace = spec.static("output") == "inplace"
+    width, pool = shuffle_out_length(spec), plan.tile + plan.threads  # dst and prior elements per block
+
+    @cute.kernel
+    def kernel(items: cute.Pointer, prior: cute.Pointer, distance: cute.Pointer, dst: cute.Pointer,
+               n_blocks: cutlass.Int32) -> None:
+        b, _, _ = cute.arch.block_idx()
+        me = coop_block.rank(plan.block)
+        held = _payload(cute.make_tensor(items, cute.make_layout(n_blocks * tile)), b * tile + me * ipt, plan)
+        priors = cute.make_tensor(prior, cute.make_layout(n_blocks * pool))
+        out = held if inplace else _payload(priors, b * pool + me * ipt, plan)
+        item = shift = None
+        if cutlass.const_expr(plan.with_block_item):
+            item = _payload(priors, b * pool + tile + me, plan, count=1)
+        if cutlass.const_expr(plan.scalar):  # only offset and rotate take the distance
+            shift = cute.make_tensor(distance, cute.make_layout(n_blocks))[b]
+        coop_shuffle.block_shuffle(held, out, block=plan.block, method=plan.method, distance=shift, block_item=item)
+        result = cute.make_tensor(dst, cute.make_layout(n_blocks * width))
+        _write_back(result, b * width + me * ipt, plan, held, out)
+        if cutlass.const_expr(plan.with_block_item):
+            result[b * width + width - threads + me] = item[0]
+
+    host = _four_arrays_host(kernel, launch_block)
+    _name(kernel, host, name)
+    return Program(host, (("items", numeric), ("prior", numeric), ("distance", DISTANCE), ("dst", numeric)), BLOCKS)
+
+
+def _four_arrays_host(kernel: Any, launch_block: tuple[int, int, int]) -> Any:
+    """The host function of a kernel taking four arrays, then the block count (the Exchange and Shuffle ABIs):
+    one block per case instance."""
+    @cute.jit
+    def host(first: cute.Pointer, second: cute.Pointer, third: cute.Pointer, fourth: cute.Pointer,
+             n_blocks: cutlass.Int32) -> None:
+        kernel(first, second, third, fourth, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
+
+    return host
+
+
+def _write_back(result: cute.Tensor, first: Any, plan: coop_block.MethodPlan, held: cute.Tensor,
+                out: cute.Tensor) -> None:
+    """The output items (in place: ``held`` itself) to ``result[first:first + ipt]``; with a separate output then
+    the input items as the call left them, a tile later (the Exchange and Shuffle ABIs alike)."""
+    for i in range(plan.items_per_thread):
+        result[first + i] = out[i]
+    if out is not held:
+        for i in range(plan.items_per_thread):
+            result[first + plan.tile + i] = held[i]
 
 
 def _controls(spec: coopcheck.KernelSpec, valid: cute.Pointer, offset: cute.Pointer, n_blocks: Any,

@@ -1,8 +1,10 @@
 """Compile tests share one adapter with a fresh disk cache (so the DSL really compiles, once per
-kernel key), its inspection reports, and the contracts' resource tables."""
+kernel key), its inspection reports, the contracts' resource tables, and what every family's kernel must keep."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -10,9 +12,14 @@ import coopcheck
 import pytest
 from coopcheck_cutlass.adapter import CutlassAdapter
 
-from harness.inspect import KernelReport, inspect_artifacts
+from harness.contracts import Contract
+from harness.inspect import KernelReport, inspect_artifacts, resource_violations
 
 ARCH = "sm_90"
+#: Registers of one SM on sm_90: a block of T threads launches only with at most 65536 / T registers a thread.
+SM_REGISTERS = 65536
+#: ``(spec, artifacts, contract)`` -> what the artifacts break (see :func:`violations`).
+Violations = Callable[[coopcheck.KernelSpec, coopcheck.Artifacts, Contract], list[str]]
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +36,37 @@ def inspect(adapter: CutlassAdapter) -> Any:
         return inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=ARCH)))
 
     return report
+
+
+@pytest.fixture(scope="session")
+def violations() -> Violations:
+    """``(spec, artifacts, contract)`` -> the resource rules of ``contract`` at the spec's kernel point (their
+    ``when`` read from its axes) that the artifacts break, and a line where its registers do not fit its block."""
+    def found(spec: coopcheck.KernelSpec, artifacts: coopcheck.Artifacts, contract: Contract) -> list[str]:
+        report = inspect_artifacts(artifacts)
+        point = {"dtype": spec.dtype, "block": "x".join(map(str, spec.block)), "ipt": spec.items_per_thread,
+                 "alg": spec.algorithm, **dict(spec.variant)}
+        broken = resource_violations(report, spec.algorithm, contract.resources_for(point),
+                                     contract.oracle.ALGORITHMS)
+        if report.registers * spec.threads > SM_REGISTERS:
+            broken.append(f"registers: {report.registers} x {spec.threads} threads exceed the SM's {SM_REGISTERS}")
+        return broken
+
+    return found
+
+
+@pytest.fixture(scope="session")
+def meets_its_contract(adapter: CutlassAdapter, violations: Violations) -> Callable[[coopcheck.KernelSpec, Contract],
+                                                                                   coopcheck.Artifacts]:
+    """What every family's kernel must do on the host: compile for sm_90a without a GPU, be named by its
+    specialization (its PTX entry and its cubin), and break none of its contract's resource rules and no register
+    limit (:func:`violations`); returns its artifacts for the family's own checks."""
+    def check(spec: coopcheck.KernelSpec, contract: Contract) -> coopcheck.Artifacts:
+        artifacts = adapter.artifacts(adapter.compile(spec, arch=ARCH))
+        assert artifacts.kernel_name == coopcheck.kernel_symbol(spec, include_block=True) + "_0"
+        assert re.search(rf"^\.visible \.entry {artifacts.kernel_name}\(", artifacts.ptx or "", re.M)
+        assert artifacts.kernel_name.encode() in (artifacts.cubin or b"")
+        assert violations(spec, artifacts, contract) == []
+        return artifacts
+
+    return check

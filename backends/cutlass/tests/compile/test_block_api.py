@@ -1,5 +1,5 @@
 """The device API used directly from ``@cute.kernel`` code: bad statics are refused while the kernel
-is traced, naming the rule, and one scratch serves consecutive transposes and consecutive exchanges."""
+is traced, naming the rule, and one scratch serves consecutive transposes, exchanges and shuffles."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import coopcheck
 import cutlass
 import cutlass.cute as cute
 import pytest
-from coopcheck_cutlass import artifacts, block, exchange
+from coopcheck_cutlass import artifacts, block, exchange, shuffle
 from coopcheck_cutlass.exchange_plan import ExchangePlan
 from coopcheck_cutlass.kernels import pointer
 from coopcheck_cutlass.plan import make_plan
+from coopcheck_cutlass.shuffle_plan import ShufflePlan
 
 Body = Callable[[cute.Tensor, cute.Tensor, Any], None]
 SIZE = 1 << 16
@@ -132,7 +133,7 @@ def test_a_bad_exchange_static_is_refused_while_tracing(body: Body, rule: str) -
 
 
 def _two_exchanges(src: cute.Tensor, dst: cute.Tensor, n: Any) -> None:
-    scratch = exchange.allocate_temp_storage(ExchangePlan("int32", (128,), 4, "striped_to_blocked", True))
+    scratch = block.allocate_temp_storage(ExchangePlan("int32", (128,), 4, "striped_to_blocked", True))
     items = _payload()
     for i in range(4):
         items[i] = src[cute.arch.thread_idx()[0] * 4 + i]
@@ -148,3 +149,74 @@ def test_consecutive_time_sliced_exchanges_share_one_warps_share_of_scratch(tmp_
     compiled = artifacts.collect(_compile(_two_exchanges, keep_in=tmp_path), "sm_90a")
     assert compiled.dynamic_shared_bytes == 32 * 4 * 4
     assert compiled.ptx is not None and compiled.ptx.count("bar.sync") == 2 * 2 * 4  # 4 slices x 2 barriers, twice
+
+
+def _item() -> cute.Tensor:
+    return _payload(cutlass.Int32, 1)
+
+
+SHUFFLE_REFUSED: dict[str, tuple[Body, str]] = {
+    "unknown method": (
+        lambda src, dst, n: shuffle.block_shuffle(_item(), _item(), block=(128,), method="shift"), "shuffle_method"),
+    "offset of several items": (
+        lambda src, dst, n: shuffle.block_shuffle(_payload(), _payload(), block=(128,), method="offset", distance=n),
+        "shuffle_scalar"),
+    "static offset outside the block": (
+        lambda src, dst, n: shuffle.block_shuffle(_item(), _item(), block=(128,), method="offset", distance=-128),
+        "shuffle_offset_distance"),
+    "rotate by a full turn": (
+        lambda src, dst, n: shuffle.block_shuffle(_item(), _item(), block=(128,), method="rotate", distance=128),
+        "shuffle_rotate_distance"),
+    "rotate by a bool": (
+        lambda src, dst, n: shuffle.block_shuffle(_item(), _item(), block=(128,), method="rotate", distance=True),
+        "shuffle_rotate_distance"),
+    "rotate without a distance": (
+        lambda src, dst, n: shuffle.block_shuffle(_item(), _item(), block=(128,), method="rotate"),
+        "shuffle_rotate_distance"),
+    "runtime distance of a float": (
+        lambda src, dst, n: shuffle.block_shuffle(_item(), _item(), block=(128,), method="offset",
+                                                  distance=cutlass.Float32(n)), "shuffle_offset_distance"),
+    "up with a distance": (
+        lambda src, dst, n: shuffle.block_shuffle(_payload(), _payload(), block=(128,), method="up", distance=n),
+        "shuffle_no_distance"),
+    "up_suffix without its block item": (
+        lambda src, dst, n: shuffle.block_shuffle(_payload(), _payload(), block=(128,), method="up_suffix"),
+        "block_item"),
+    "block item of another type": (
+        lambda src, dst, n: shuffle.block_shuffle(_payload(), _payload(), block=(128,), method="down_prefix",
+                                                  block_item=_payload(cutlass.Float32, 1)), "block_item"),
+    "output of another type": (
+        lambda src, dst, n: shuffle.block_shuffle(_payload(), _payload(cutlass.Float32), block=(128,), method="down"),
+        "dtype"),
+    "scratch smaller than a block": (
+        lambda src, dst, n: shuffle.block_shuffle(
+            _payload(), _payload(), block=(128,), method="down",
+            temp_storage=cutlass.memory.SmemAllocator().allocate_tensor(cutlass.Int32, cute.make_layout(127))),
+        "temp_storage"),
+    "block the launch cannot have": (
+        lambda src, dst, n: shuffle.block_shuffle(_payload(), _payload(), block=(64, 32), method="up"), "block"),
+}
+
+
+@pytest.mark.parametrize(("body", "rule"), SHUFFLE_REFUSED.values(), ids=SHUFFLE_REFUSED.keys())
+def test_a_bad_shuffle_static_is_refused_while_tracing(body: Body, rule: str) -> None:
+    with pytest.raises(coopcheck.InvalidParameter) as raised:
+        _compile(body)
+    assert raised.value.rule == rule
+
+
+def _rotate_then_up_suffix(src: cute.Tensor, dst: cute.Tensor, n: Any) -> None:
+    scratch = block.allocate_temp_storage(ShufflePlan("int32", (128,), 1, "rotate"))
+    me = cute.arch.thread_idx()[0]
+    items, suffix = _item(), _item()
+    items[0] = src[me]
+    shuffle.block_shuffle(items, items, block=(128,), method="rotate", distance=n, temp_storage=scratch)
+    shuffle.block_shuffle(items, items, block=(128,), method="up_suffix", block_item=suffix, temp_storage=scratch)
+    dst[me] = items[0]
+    dst[128 + me] = suffix[0]
+
+
+def test_consecutive_shuffles_share_one_scratch_of_one_item_a_thread(tmp_path: Path) -> None:
+    compiled = artifacts.collect(_compile(_rotate_then_up_suffix, keep_in=tmp_path), "sm_90a")
+    assert compiled.dynamic_shared_bytes == 128 * 4
+    assert compiled.ptx is not None and compiled.ptx.count("bar.sync") == 2 * 2  # 2 barriers, twice

@@ -1,7 +1,7 @@
-"""A representative sample of Exchange kernels compiles for sm_90a without a GPU and keeps the contract's resource
-rules (checked on their SASS, with the contract's ``when`` for each kernel point), is named by its
-specialization, asks at launch for exactly its plan's scratch (one warp's share when time-sliced), syncs a warp
-method's warp with the lanes that exist (PTX), and fits its block's registers.
+"""A representative sample of Exchange kernels compiles for sm_90a without a GPU, is named by its specialization,
+keeps the contract's resource rules (checked on their SASS, with the contract's ``when`` for each kernel point)
+and fits its block's registers (the ``meets_its_contract`` fixture), asks at launch for exactly its plan's scratch
+(one warp's share when time-sliced), and syncs a warp method's warp with the lanes that exist (PTX).
 
 The sample: every method x slicing x output once on a block, dtype and ipt that cycle through the contract's
 axes, and once at the heaviest corner (1024 threads, float64, ipt 8: 64 KiB of scratch unsliced).
@@ -25,12 +25,9 @@ from coopcheck_cutlass.adapter import CutlassAdapter
 from coopcheck_cutlass.exchange_plan import exchange_plan
 
 from harness.contracts import load_contracts, parse_block
-from harness.inspect import KernelReport, inspect_artifacts, resource_violations
 
 ARCH = "sm_90"
 CONTRACT = {c.id: c for c in load_contracts()}["block.exchange"]
-#: Registers of one SM on sm_90: a block of T threads launches only with at most 65536 / T registers a thread.
-SM_REGISTERS = 65536
 
 
 def _sample() -> list[Any]:
@@ -55,14 +52,8 @@ def _sample() -> list[Any]:
 SAMPLE = _sample()
 
 
-def _point(spec: coopcheck.KernelSpec) -> dict[str, Any]:
-    return {"dtype": spec.dtype, "block": "x".join(map(str, spec.block)), "ipt": spec.items_per_thread,
-            "alg": spec.algorithm, **dict(spec.variant)}
-
-
-def _report(adapter: CutlassAdapter, spec: coopcheck.KernelSpec) -> tuple[coopcheck.Artifacts, KernelReport]:
-    artifacts = adapter.artifacts(adapter.compile(spec, arch=ARCH))
-    return artifacts, inspect_artifacts(artifacts)
+def _artifacts(adapter: CutlassAdapter, spec: coopcheck.KernelSpec) -> coopcheck.Artifacts:
+    return adapter.artifacts(adapter.compile(spec, arch=ARCH))
 
 
 def test_the_sample_covers_every_method_both_ways_and_every_axis_value() -> None:
@@ -70,24 +61,13 @@ def test_the_sample_covers_every_method_both_ways_and_every_axis_value() -> None
     assert {(s.algorithm, *dict(s.variant).values()) for s in specs} == set(product(METHODS, SLICING, OUTPUTS))
     assert {s.dtype for s in specs} == set(CONTRACT.axes["dtype"])
     assert {s.items_per_thread for s in specs} == set(CONTRACT.axes["ipt"])
-    assert {_point(s)["block"] for s in specs} == set(CONTRACT.axes["block"])
+    assert {"x".join(map(str, s.block)) for s in specs} == set(CONTRACT.axes["block"])
 
 
 @pytest.mark.parametrize("spec", SAMPLE)
-def test_the_kernel_keeps_the_contract_resource_rules(spec: coopcheck.KernelSpec, adapter: CutlassAdapter) -> None:
-    _, report = _report(adapter, spec)
-    rules = CONTRACT.resources_for(_point(spec))
-    assert resource_violations(report, spec.algorithm, rules, METHODS) == []
-    assert report.registers * spec.threads <= SM_REGISTERS, f"{report.registers} registers x {spec.threads} threads"
-
-
-@pytest.mark.parametrize("spec", SAMPLE)
-def test_the_kernel_is_named_and_asks_for_its_plans_scratch(spec: coopcheck.KernelSpec,
-                                                            adapter: CutlassAdapter) -> None:
-    artifacts, _ = _report(adapter, spec)
-    assert artifacts.kernel_name == coopcheck.kernel_symbol(spec, include_block=True) + "_0"
-    assert re.search(rf"^\.visible \.entry {artifacts.kernel_name}\(", artifacts.ptx or "", re.M)
-    assert artifacts.kernel_name.encode() in (artifacts.cubin or b"")
+def test_the_kernel_meets_its_contract_and_asks_for_its_plans_scratch(spec: coopcheck.KernelSpec,
+                                                                      meets_its_contract: Any) -> None:
+    artifacts = meets_its_contract(spec, CONTRACT)
     threads = min(spec.threads, 32) if spec.static("slicing") == "on" else spec.threads  # that share of the tile
     assert artifacts.dynamic_shared_bytes == exchange_plan(spec).scratch_bytes
     assert artifacts.dynamic_shared_bytes == threads * spec.items_per_thread * np.dtype(spec.dtype).itemsize
@@ -97,7 +77,7 @@ def test_the_kernel_is_named_and_asks_for_its_plans_scratch(spec: coopcheck.Kern
 def test_a_warp_method_syncs_its_warp_or_time_sliced_its_block(spec: coopcheck.KernelSpec,
                                                                  adapter: CutlassAdapter) -> None:
     """ptxas may drop a warp barrier from the SASS (a converged warp), so its mask is read from the PTX."""
-    artifacts, _ = _report(adapter, spec)
+    artifacts = _artifacts(adapter, spec)
     warp = re.findall(r"bar\.warp\.sync\s+(-?\d+);", artifacts.ptx or "")
     block = re.findall(r"\bbar(?:rier)?\.sync(?:\.aligned)?\s", artifacts.ptx or "")
     if spec.static("slicing") == "on":
@@ -129,19 +109,16 @@ FLIPPED = {
 
 
 @pytest.mark.parametrize("flipped", FLIPPED)
-def test_a_flipped_barrier_breaks_a_resource_rule(flipped: str, adapter: CutlassAdapter, mutants: ModuleType) -> None:
+def test_a_flipped_barrier_breaks_a_resource_rule(flipped: str, adapter: CutlassAdapter, mutants: ModuleType,
+                                                  violations: Any) -> None:
     """``transpose_without_barrier`` traces every block barrier away, the Exchange's too."""
     name, method, slicing, rule = FLIPPED[flipped]
     mutant = getattr(mutants, name) if isinstance(name, str) else name
     spec = coopcheck.KernelSpec("block.exchange", "int32", (128,), 4, method,
                                 variant=(("slicing", slicing), ("output", "inplace")))
-    rules = CONTRACT.resources_for(_point(spec))
-    _, real = _report(adapter, spec)
-    assert resource_violations(real, method, rules, METHODS) == []
-    own = CutlassAdapter(disk_cache=False)  # the mutant never reaches the shared adapter or a disk cache
-    with mutant():
-        compiled = own.compile(spec, arch=ARCH)
-    found = resource_violations(inspect_artifacts(compiled.artifacts), method, rules, METHODS)
+    assert violations(spec, _artifacts(adapter, spec), CONTRACT) == []
+    _, compiled = mutants.compile_mutant(mutant, spec)  # never reaching the shared adapter or a disk cache
+    found = violations(spec, compiled.artifacts, CONTRACT)
     assert [m for m in found if m.startswith(rule)], found
 
 

@@ -9,16 +9,14 @@ launch with another seed reuses the first's compile.
 
 from __future__ import annotations
 
-import coopcheck
+from collections.abc import Callable
+
 import pytest
 
-from harness.cases import point_cases
 from harness.contracts import load_contracts
 from harness.oracles import block_exchange as oracle
 
-ARCH = "sm_90"
 CONTRACT = {c.id: c for c in load_contracts()}["block.exchange"]
-SHOWN = 8
 #: (method, slicing, output, dtype, block, ipt)
 KERNELS = [
     ("striped_to_blocked", "on", "separate", "int8", "100", 7),
@@ -46,17 +44,11 @@ def _id(kernel: tuple[str, str, str, str, str, int]) -> str:
 @pytest.mark.parametrize("seed", [20261201, 7])
 @pytest.mark.parametrize("kernel", KERNELS, ids=_id)
 def test_the_kernel_matches_the_oracle(kernel: tuple[str, str, str, str, str, int], seed: int,
-                                       adapter: coopcheck.Adapter) -> None:
+                                       launches_right: Callable[..., None]) -> None:
     method, slicing, output, dtype, block, ipt = kernel
     point = (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", method), ("slicing", slicing),
              ("output", output))
-    cases = point_cases(CONTRACT, "cutlass", point)
-    launch = oracle.build(cases[0].spec, cases, seed)
-    before = oracle.snapshot(launch.batch)
-    got = adapter.launch(adapter.compile(launch.spec, arch=ARCH), launch.spec, launch.batch)
-    failures = oracle.block_failures(launch.spec, before, got)
-    failures += [v.detail for v in oracle.judge(launch, before, got) if not v.passed]
-    assert not failures, f"{coopcheck.kernel_symbol(launch.spec, include_block=True)}:\n" + "\n".join(failures[:SHOWN])
+    launches_right(oracle, CONTRACT, point, seed)
 
 
 def test_the_kernels_cover_every_method_both_ways_and_every_block_shape() -> None:

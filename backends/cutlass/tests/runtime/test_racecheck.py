@@ -1,5 +1,5 @@
-"""racecheck bites: it reports the transpose and the block Exchange without their barriers and passes the real
-ones (``tests/mutants.py`` run under compute-sanitizer)."""
+"""racecheck bites: it reports the transpose, the block Exchange and the Shuffle without their barriers and passes
+the real ones (``tests/mutants.py`` run under compute-sanitizer)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ def test_racecheck_passes_the_real_transpose() -> None:
     assert probe.clean, probe.output[-4000:]
 
 
-@pytest.mark.parametrize(("mode", "reported"), [("exchange-racy", True), ("exchange-control", False)])
-def test_racecheck_sees_the_exchange_without_its_barrier_and_passes_the_real_one(mode: str, reported: bool) -> None:
+@pytest.mark.parametrize(("mode", "reported"), [("exchange-racy", True), ("exchange-control", False),
+                                                ("shuffle-racy", True), ("shuffle-control", False)])
+def test_racecheck_sees_a_family_kernel_without_its_barrier_and_passes_the_real_one(mode: str,
+                                                                                    reported: bool) -> None:
     probe = run_under("racecheck", MUTANTS, mode)
     assert (probe.reported, probe.clean) == (reported, not reported), probe.output[-4000:]

@@ -30,6 +30,8 @@ def test_the_entry_point_names_the_adapter() -> None:
     ('KernelSpec("block.load", "int32", (100,), 4, "warp_transpose")', "warp_multiple"),
     ('KernelSpec("block.exchange", "int32", (100,), 4, "blocked_to_warp_striped", '
      'variant=(("slicing", "on"), ("output", "inplace")))', "exchange_warp_multiple"),
+    ('KernelSpec("block.shuffle", "int32", (64,), 1, "rotate", statics=(("static_distance", 64),), '
+     'variant=(("output", "inplace"),))', "shuffle_rotate_distance"),
 ])
 def test_registering_and_refusing_statics_load_no_dsl_and_no_cuda(spec: str, rule: str) -> None:
     """In a fresh interpreter: register the backend, let it refuse a bad static, list what loaded."""
@@ -55,8 +57,13 @@ def _exchange(method: str, slicing: str = "off", output: str = "inplace", block:
                                 variant=(("slicing", slicing), ("output", output)))
 
 
-def test_declares_the_load_store_and_exchange_families() -> None:
-    assert CutlassAdapter.operations == {"block.load", "block.store", "block.exchange"}
+def _shuffle(method: str, output: str = "inplace", block: tuple[int, ...] = (64,), dtype: str = "int16",
+             ipt: int = 3) -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.shuffle", dtype, block, ipt, method, variant=(("output", output),))
+
+
+def test_declares_the_load_store_exchange_and_shuffle_families() -> None:
+    assert CutlassAdapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle"}
 
 
 def test_an_exchange_kernel_key_holds_its_block_and_its_variant() -> None:
@@ -68,16 +75,25 @@ def test_an_exchange_kernel_key_holds_its_block_and_its_variant() -> None:
     assert len({adapter.kernel_key(s) for s in [spec, *others]}) == 5
 
 
-def test_no_shipped_expectation_waives_a_cutlass_exchange_case() -> None:
-    """cutlass has an Exchange builder, so no shipped waiver declares one of its Exchange cases NotSupported;
-    rustfatbin, which has none, keeps every one declared."""
+def test_a_shuffle_kernel_key_holds_its_block_and_its_output() -> None:
+    adapter = CutlassAdapter(disk_cache=False)
+    spec = _shuffle("up_suffix")
+    assert adapter.kernel_key(_shuffle("up_suffix")) == adapter.kernel_key(spec)
+    others = [_shuffle("up_suffix", block=(32, 2)), _shuffle("up_suffix", output="separate"), _shuffle("up")]
+    assert len({adapter.kernel_key(s) for s in [spec, *others]}) == 4
+
+
+@pytest.mark.parametrize("family", ["block.exchange", "block.shuffle"])
+def test_no_shipped_expectation_waives_a_cutlass_case_of_a_family_it_builds(family: str) -> None:
+    """cutlass has Exchange and Shuffle builders, so no shipped waiver declares one of their cases NotSupported;
+    rustfatbin, which has neither, keeps every one declared."""
     from fnmatch import fnmatchcase
 
     from harness.cases import expand
     from harness.contracts import contracts_dir, load_contracts
     from harness.expectations import load_expectations
 
-    contract = {c.id: c for c in load_contracts()}["block.exchange"]
+    contract = {c.id: c for c in load_contracts()}[family]
     shipped = load_expectations(contracts_dir() / "expectations.toml")
     for backend, declared in (("cutlass", False), ("rustfatbin", True)):
         ids = [case.id for case in expand(contract, backend, "pr")]
@@ -101,19 +117,57 @@ def test_the_exchange_output_has_the_abi_length_and_starts_as_a_recognizable_pat
     assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("ranks", np.zeros(2 * 192, np.int64), r"batch\.ranks: expected int32\[384\] \(got int64\[384\]\)"),
-    ("items", np.zeros(2 * 192, np.int32), r"batch\.items: expected int16\[384\]"),
-    ("flags", np.zeros(3, np.int32), r"batch\.flags: expected int32\[384\] \(got int32\[3\]\)"),
-    ("tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
+def _shuffle_batch(spec: coopcheck.KernelSpec, n: int = 2) -> coopcheck.ShuffleBatch:
+    return coopcheck.ShuffleBatch(items=np.zeros(n * spec.tile, spec.dtype),
+                                  prior=np.zeros(n * (spec.tile + spec.threads), spec.dtype),
+                                  distance=np.zeros(n, np.int32), tile=spec.tile)
+
+
+@pytest.mark.parametrize(("method", "output", "width"), [
+    ("up", "inplace", 192), ("down", "separate", 2 * 192), ("up_suffix", "inplace", 192 + 64),
+    ("down_prefix", "separate", 2 * 192 + 64)])
+def test_the_shuffle_output_has_the_abi_length_and_starts_as_a_recognizable_pattern(method: str, output: str,
+                                                                                   width: int) -> None:
+    spec = _shuffle(method, output=output)
+    arrays = adapter_module._launch_arrays(spec, _shuffle_batch(spec))
+    assert sorted(arrays) == ["distance", "dst", "items", "prior"]
+    assert arrays["dst"].dtype == np.int16 and arrays["dst"].shape == (2 * width,)
+    assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
+
+
+def _tile_spec_and_batch(family: str) -> tuple[coopcheck.KernelSpec, object]:
+    """A kernel spec of an Exchange or Shuffle (int16, 64 threads, ipt 3: a tile of 192) and a batch of 2 blocks."""
+    if family == "block.exchange":
+        spec = _exchange("scatter_to_striped_flagged")
+        return spec, _exchange_batch(spec)
+    spec = _shuffle("down_prefix")
+    return spec, _shuffle_batch(spec)
+
+
+@pytest.mark.parametrize(("family", "field", "value", "message"), [
+    ("block.exchange", "ranks", np.zeros(2 * 192, np.int64), r"batch\.ranks: expected int32\[384\] \(got int64"),
+    ("block.exchange", "items", np.zeros(2 * 192, np.int32), r"batch\.items: expected int16\[384\]"),
+    ("block.exchange", "flags", np.zeros(3, np.int32), r"batch\.flags: expected int32\[384\] \(got int32\[3\]\)"),
+    ("block.exchange", "tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
+    ("block.shuffle", "items", np.zeros(2 * 192, np.int32), r"batch\.items: expected int16\[384\] \(got int32"),
+    ("block.shuffle", "prior", np.zeros(2 * 192, np.int16), r"batch\.prior: expected int16\[512\] \(got int16\[384"),
+    ("block.shuffle", "distance", np.zeros(2, np.int64), r"batch\.distance: expected int32\[2\] \(got int64\[2\]\)"),
+    ("block.shuffle", "tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
 ])
-def test_an_exchange_batch_that_breaks_the_abi_is_refused_naming_the_field(field: str, value: object,
-                                                                          message: str) -> None:
-    spec = _exchange("scatter_to_striped_flagged")
-    batch = _exchange_batch(spec)
+def test_an_exchange_or_shuffle_batch_that_breaks_the_abi_is_refused_naming_the_field(
+        family: str, field: str, value: object, message: str) -> None:
+    spec, batch = _tile_spec_and_batch(family)
     setattr(batch, field, value)
     with pytest.raises(ValueError, match=message):
         adapter_module._launch_arrays(spec, batch)
+
+
+def test_an_exchange_batch_for_a_shuffle_kernel_and_the_reverse_are_refused() -> None:
+    spec, other = _shuffle("up"), _exchange("striped_to_blocked")
+    with pytest.raises(TypeError, match=r"block\.shuffle needs a ShuffleBatch \(got ExchangeBatch\)"):
+        adapter_module._launch_arrays(spec, _exchange_batch(other))
+    with pytest.raises(TypeError, match=r"block\.exchange needs an ExchangeBatch \(got ShuffleBatch\)"):
+        adapter_module._launch_arrays(other, _shuffle_batch(spec))
 
 
 def test_a_load_batch_for_an_exchange_kernel_and_the_reverse_are_refused() -> None:
@@ -233,11 +287,12 @@ def _contract_rejects() -> list[object]:
 
 
 def test_the_families_built_are_declared_and_their_rejection_cases_asked() -> None:
-    """Load/Store and Exchange are built; Shuffle is not yet (its cases are NotSupported by declaration)."""
+    """Every contract's family is built (Load/Store, Exchange, Shuffle), so every rejection case is asked."""
     from harness.contracts import load_contracts
 
     built = {c.operation for c in load_contracts()} & CutlassAdapter.operations
-    assert built == {"block.load", "block.store", "block.exchange"} == set(CutlassAdapter.operations)
+    assert built == {"block.load", "block.store", "block.exchange", "block.shuffle"} == \
+        set(CutlassAdapter.operations)
     assert len(_contract_rejects()) == sum(len(c.rejects) for c in load_contracts() if c.operation in built)
 
 

@@ -8,21 +8,19 @@ checks the arithmetic and the guards, not the DSL's lowering of them (the compil
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import coopcheck
 import numpy as np
 import pytest
-from coopcheck.exchange import ExchangeBatch, out_length
+from coopcheck.exchange import ExchangeBatch
 from coopcheck_cutlass.exchange_plan import ExchangePlan, exchange_plan, position
 
-from harness.cases import kernel_points, point_cases
+from harness.cases import kernel_points
 from harness.contracts import load_contracts
 from harness.oracles import block_exchange as oracle
 
 CONTRACT = {c.id: c for c in load_contracts()}["block.exchange"]
-SEED = 20261201
 #: A value no exchanged item may carry in the model's scratch before the first store.
 GARBAGE = 0x5A
 
@@ -67,21 +65,6 @@ def _in_scratch(plan: ExchangePlan, index: np.ndarray, what: str) -> None:
     assert ((index >= 0) & (index < plan.scratch_items)).all(), f"{what} outside the scratch of {plan}"
 
 
-def _launch(point: tuple[tuple[str, Any], ...]) -> oracle.Launch:
-    cases = point_cases(CONTRACT, "cutlass", point)
-    return oracle.build(cases[0].spec, cases, SEED)
-
-
-def _failures(launch: oracle.Launch, plan: ExchangePlan) -> list[str]:
-    spec = launch.spec
-    snap = oracle.snapshot(launch.batch)
-    got = simulate(plan, spec.static("output") == "inplace", launch.batch)
-    assert got.shape == (launch.batch.n_blocks * out_length(spec),)
-    failures = oracle.block_failures(spec, snap, got)
-    failures += [v.detail for v in oracle.judge(launch, snap, got) if not v.passed]
-    return failures
-
-
 def _point_id(point: tuple[tuple[str, Any], ...]) -> str:
     return ",".join(f"{k}={v}" for k, v in point)
 
@@ -90,9 +73,9 @@ PR_POINTS = kernel_points(CONTRACT, "pr")
 
 
 @pytest.mark.parametrize("point", PR_POINTS, ids=[_point_id(p) for p in PR_POINTS])
-def test_the_plan_exchanges_every_pr_kernel_point_as_the_oracle_expects(point: tuple[tuple[str, Any], ...]) -> None:
-    launch = _launch(point)
-    failures = _failures(launch, exchange_plan(launch.spec))
+def test_the_plan_exchanges_every_pr_kernel_point_as_the_oracle_expects(point: tuple[tuple[str, Any], ...],
+                                                                        plan_failures: Any) -> None:
+    failures = plan_failures(CONTRACT, point, exchange_plan, simulate)
     assert not failures, "\n".join(failures[:6])
 
 
@@ -183,16 +166,9 @@ MUTANTS = {
 
 
 @pytest.mark.parametrize("mutant", MUTANTS)
-def test_a_plan_with_one_decision_flipped_fails_the_oracle(mutant: str) -> None:
+def test_a_plan_with_one_decision_flipped_fails_the_oracle(mutant: str, plan_failures: Any) -> None:
     kind, where = MUTANTS[mutant]
     base = {"dtype": "int32", "block": "64", "ipt": 3, "alg": None, "slicing": "off", "output": "inplace"}
     point = tuple({**base, **dict(where)}.items())
-    launch = _launch(point)
-    real = exchange_plan(launch.spec)
-    assert _failures(launch, real) == []
-    flipped = kind(**{f.name: getattr(real, f.name) for f in dataclasses.fields(real)})
-    try:
-        failures = _failures(launch, flipped)
-    except AssertionError as outside:  # an access outside the scratch is a failure the GPU would show too
-        failures = [str(outside)]
-    assert failures, f"{mutant}: the oracle accepted the flipped plan"
+    assert plan_failures(CONTRACT, point, exchange_plan, simulate) == []
+    assert plan_failures(CONTRACT, point, exchange_plan, simulate, kind), f"{mutant}: the oracle accepted it"
