@@ -233,7 +233,8 @@ def _contract_rejects() -> list[object]:
 
 
 def test_the_families_built_are_declared_and_their_rejection_cases_asked() -> None:
-    """Load/Store and Exchange are built; Shuffle is not yet (its cases are NotSupported by declaration)."""
+    """Load/Store and Exchange are built; Shuffle and Reduce are not yet (their cases are NotSupported by
+    declaration)."""
     from harness.contracts import load_contracts
 
     built = {c.operation for c in load_contracts()} & CutlassAdapter.operations
