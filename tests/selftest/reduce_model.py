@@ -17,7 +17,7 @@ import numpy as np
 from coopcheck.reduce import RECORDING, ReduceBatch, check_spec, out_length
 from coopcheck.vocabulary import WARP_SIZE
 
-from .model import Array, Scratch, grid_threads, linear_rank
+from .model import Array, Scratch, ThreadSteps, grid_threads, linear_rank
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def _matmul(a: Array, b: Array) -> Array:
     return out.astype(unsigned).view(a.dtype)
 
 
-class ReduceModel:
+class ReduceModel(ThreadSteps):
     """A correct backend of the Reduce family: the kernel of ``coopcheck.reduce``'s ABI, in lock-step lanes.
 
     >>> spec = coopcheck.KernelSpec("block.reduce", "int8", (2,), 2, "raking", variant=(("op", "sum"),))
@@ -77,19 +77,7 @@ class ReduceModel:
         dst[b * width + threads + abi_rank] = call.seen.astype(items.dtype)
         return dst
 
-    # -- the primitive's steps (each one a mutant may change) -----------------------------------------------
-
-    def rank(self, block: tuple[int, ...], x: Array, y: Array, z: Array) -> Array:
-        """The rank the primitive derives from the thread index."""
-        return linear_rank(block, x, y, z)
-
-    def register(self, values: Array) -> Array:
-        """Items as they pass through a thread's registers."""
-        return values
-
-    def sync(self, scratch: Scratch) -> None:
-        """A block barrier between scratch stores and the loads of other threads."""
-        scratch.barrier()
+    # -- the primitive's steps (each one a mutant may change; rank, register and sync: ThreadSteps) ------------
 
     def operator(self, call: Call, lanes: Array, a: Array, b: Array) -> Array:
         """The operator applied in ``lanes`` to (a, b); first records an operand equal to the sentinel."""
