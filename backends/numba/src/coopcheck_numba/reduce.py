@@ -28,6 +28,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numba
 import numpy as np
 from coopcheck import KernelSpec
 from coopcheck.reduce import check_spec
@@ -66,11 +67,14 @@ def reduce_shared_bytes(dtype: str, threads: int) -> int:
 def _operator(nbtype: Any, dtype: np.dtype[Any], op: str) -> DeviceFunction:
     """The operator ``op(a, b, state)`` of :mod:`coopcheck.reduce` on ``dtype`` items (integers wrap)."""
     floating = dtype.kind == "f"
+    # float16 is computed in float32 (numba's half arithmetic does not link here): a widened compare is exact, and
+    # a float32 sum of two halves rounded once to half is the half sum (24 >= 2 * 11 + 2 bits).
+    wide = numba.float32 if dtype == np.float16 else nbtype
     if op == "sum":
 
         @cuda.jit(device=True)
         def plus(a, b, state):
-            return nbtype(a + b)
+            return nbtype(wide(a) + wide(b))
 
         return plus
     if op in ("min", "max"):
@@ -78,22 +82,24 @@ def _operator(nbtype: Any, dtype: np.dtype[Any], op: str) -> DeviceFunction:
 
         @cuda.jit(device=True)
         def extreme(a, b, state):
-            if floating and a != a:  # fmin / fmax: a NaN operand is ignored unless both are
+            x, y = wide(a), wide(b)
+            if floating and x != x:  # fmin / fmax: a NaN operand is ignored unless both are
                 return b
-            if floating and b != b:
+            if floating and y != y:
                 return a
             if lesser:
-                return a if a < b else b
-            return b if a < b else a
+                return a if x < y else b
+            return b if x < y else a
 
         return extreme
     if op == "first":
 
         @cuda.jit(device=True)
         def first(a, b, state):
-            if a == state[0] or b == state[0]:
+            mark = wide(state[0])
+            if wide(a) == mark or wide(b) == mark:
                 state[1] = 1
-            return b if a == 0 else a
+            return b if wide(a) == 0 else a
 
         return first
     width = dtype.itemsize * 8
@@ -112,18 +118,19 @@ def _operator(nbtype: Any, dtype: np.dtype[Any], op: str) -> DeviceFunction:
 
 
 def _tree(op: DeviceFunction) -> DeviceFunction:
-    """``tree(scratch, base, lane, count, x, active, state)``: an in-order tree over the first ``count`` lanes of
-    one segment of scratch from ``base`` (lane l takes lane l + s's value for s = 1, 2, 4, ...); every thread
-    of the block calls it (the barriers), the lanes with ``active`` take part, lane 0 ends with the aggregate."""
+    """``tree(scratch, base, lane, scale, limit, x, active, state)``: an in-order tree over the lanes l of one
+    segment of scratch from ``base`` with ``l * scale < limit`` (lane l takes lane l + s's value for s = 1, 2, 4,
+    ...; a scale spares raking a run-time division); every thread of the block calls it (the barriers), the
+    lanes with ``active`` take part, lane 0 ends with the aggregate."""
 
     @cuda.jit(device=True)
-    def tree(scratch, base, lane, count, x, active, state):
-        if active and lane < count:
+    def tree(scratch, base, lane, scale, limit, x, active, state):
+        if active and lane * scale < limit:
             scratch[base + lane] = x
         cuda.syncthreads()
         for level in range(_TREE_STEPS):
             step = np.int32(1) << level
-            if active and lane % (step + step) == 0 and lane + step < count:
+            if active and lane % (step + step) == 0 and (lane + step) * scale < limit:
                 x = op(x, scratch[base + lane + step], state)
                 scratch[base + lane] = x
             cuda.syncthreads()
@@ -142,21 +149,18 @@ def _raking(op: DeviceFunction, tree: DeviceFunction) -> DeviceFunction:
         # No run-time division: numba divides in 64 bits, a CALL in SASS. seg = ceil(threads / min(threads, 32));
         # the raking threads (and those of them with valid items) are the t < 32 with t * seg below the count.
         seg = (n_threads + WARP_SIZE - 1) >> _TREE_STEPS if n_threads > WARP_SIZE else 1
-        raking_threads, valid_raking = 0, 0
-        for t in range(WARP_SIZE):
-            raking_threads += t * seg < n_threads
-            valid_raking += t * seg < num_valid
+        raker = me < WARP_SIZE and me * seg < n_threads
         if me < num_valid:
             scratch[me] = partial
         cuda.syncthreads()
         x = partial
-        if me < raking_threads and me * seg < num_valid:
+        if raker and me * seg < num_valid:
             x = scratch[me * seg]
             for i in range(1, seg):
                 if me * seg + i < num_valid:
                     x = op(x, scratch[me * seg + i], state)
         cuda.syncthreads()
-        return tree(scratch, 0, me, valid_raking, x, me < raking_threads, state)
+        return tree(scratch, 0, me, seg, num_valid, x, raker, state)
 
     return raking
 
@@ -179,7 +183,7 @@ def _block(op: DeviceFunction, ipt: int, algorithm: str) -> DeviceFunction:
         if warps:  # a tree per warp, then thread 0 folds in the aggregate of each warp with valid items
             warp, lane = me // WARP_SIZE, me % WARP_SIZE
             count = min(max(num_valid - warp * WARP_SIZE, 0), WARP_SIZE)
-            x = tree(scratch, warp * WARP_SIZE, lane, count, partial, True, state)
+            x = tree(scratch, warp * WARP_SIZE, lane, 1, count, partial, True, state)
             if me == 0:
                 for w in range(1, (n_threads + WARP_SIZE - 1) // WARP_SIZE):
                     if w * WARP_SIZE < num_valid:
@@ -195,7 +199,7 @@ def _block(op: DeviceFunction, ipt: int, algorithm: str) -> DeviceFunction:
             if me < WARP_SIZE:
                 for i in range(seg):
                     x = op(x, scratch[me * seg + i], state)
-            x = tree(scratch, sharing, me, WARP_SIZE, x, me < WARP_SIZE, state)
+            x = tree(scratch, sharing, me, 1, WARP_SIZE, x, me < WARP_SIZE, state)
         else:  # raking, and raking_commutative_only's fallback (a partial tile, a partial warp, one warp)
             x = raking(scratch, me, n_threads, num_valid, partial, state)
         cuda.syncthreads()  # the caller may reuse the scratch as soon as this returns
