@@ -31,6 +31,8 @@ def test_list_prints_both_profiles(capsys: pytest.CaptureFixture[str]) -> None:
     assert "block.exchange full  17952 kernel points    46464 run cases in   189600 blocks" in out
     assert "block.shuffle pr       89 kernel points      228 run cases in      922 blocks  10 reject cases" in out
     assert "block.shuffle full   4576 kernel points     6138 run cases in    25224 blocks" in out
+    assert "block.reduce pr      100 kernel points     1030 run cases in     2311 blocks   7 reject cases" in out
+    assert "block.reduce full   7398 kernel points    86184 run cases in   213902 blocks" in out
 
 
 @pytest.mark.usefixtures("model_backend")

@@ -16,7 +16,7 @@ EXCHANGE = contracts_dir() / "block_exchange.toml"
 
 def test_shipped_contracts_load() -> None:
     contracts = {c.id: c for c in load_contracts()}
-    assert set(contracts) == {"block.load", "block.store", "block.exchange", "block.shuffle"}
+    assert set(contracts) == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce"}
     assert contracts["block.load"].case_axes == ("valid", "oob", "offset")
     assert "oob" not in contracts["block.store"].axes
     assert contracts["block.exchange"].variant_axes == ("slicing", "output")
@@ -24,6 +24,7 @@ def test_shipped_contracts_load() -> None:
     assert contracts["block.shuffle"].variant_axes == ("output",) and contracts["block.shuffle"].case_axes == (
         "distance",)
     assert contracts["block.shuffle"].statics == ("static_distance",)
+    assert contracts["block.reduce"].variant_axes == ("op",) and contracts["block.reduce"].case_axes == ("valid",)
 
 
 def _mutated(tmp_path: Path, old: str, new: str) -> Path:

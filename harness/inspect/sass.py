@@ -19,12 +19,14 @@ NVDISASM_PACKAGE = "nvidia-cuda-nvdisasm"
 NVDISASM_TIMEOUT_S = 300
 
 PATTERN = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*")
+#: A mnemonic as nvdisasm prints it: a modifier may hold lower-case letters (VIMNMX.U16x2, packed halves).
+_MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*")
 _SECTION_HEADER = re.compile(r"^//-+ (\S+) +-+$", re.MULTILINE)
 _OFFSET = re.compile(r"^\s*/\*([0-9a-f]+)\*/")
 # An instruction line: offset, optional guard predicate (@P0, @!PT, @UP1), mnemonic, operands, ';'.
 _INSTRUCTION = re.compile(
     r"^\s*/\*(?P<offset>[0-9a-f]+)\*/\s+"
-    r"(?P<assembly>(?:@!?U?P(?:T|\d+)\s+)?(?P<mnemonic>" + PATTERN.pattern + r")(?=[\s;])[^;]*?)\s*;"
+    r"(?P<assembly>(?:@!?U?P(?:T|\d+)\s+)?(?P<mnemonic>" + _MNEMONIC.pattern + r")(?=[\s;])[^;]*?)\s*;"
 )
 
 #: Listings of cubins seen in this process: sha256 -> section name -> listing.

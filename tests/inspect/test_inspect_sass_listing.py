@@ -43,6 +43,12 @@ def test_parse_keeps_offsets_mnemonics_and_drops_predicates_from_mnemonics() -> 
     assert instructions[6].excerpt() == "NOP at /*1a30*/"
 
 
+def test_modifiers_may_hold_lower_case_letters() -> None:
+    """sm_90's packed 16-bit min/max (a uint8 or uint16 Reduce) prints VIMNMX.U16x2."""
+    line = "        /*21e0*/              @!P3 VIMNMX.U16x2 R10, R12, R10, PT ;\n"
+    assert [i.mnemonic for i in parse_listing(line, "k")] == ["VIMNMX.U16x2"]
+
+
 def test_split_cuts_at_section_headers() -> None:
     sections = split_sections(LISTING)
     assert list(sections) == [".text.k", "SYMBOLS"]

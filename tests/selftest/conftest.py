@@ -11,11 +11,12 @@ from harness.contracts import load_contracts
 
 from .exchange_mutants import EXCHANGE
 from .mutants import BOTH
+from .reduce_mutants import REDUCE
 from .runs import Plan, plan
 from .shuffle_mutants import SHUFFLE
 
 #: The contracts the self-test has a reference model of.
-MODELLED = BOTH + EXCHANGE + SHUFFLE
+MODELLED = BOTH + EXCHANGE + SHUFFLE + REDUCE
 
 
 @pytest.fixture(scope="session")

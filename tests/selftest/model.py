@@ -116,6 +116,22 @@ class Scratch:
         return np.where(own, self._pending[flat], self._visible[flat])
 
 
+class ThreadSteps:
+    """The steps of a thread every family's scratch-based model shares, each one a mutant may change."""
+
+    def rank(self, block: tuple[int, ...], x: Array, y: Array, z: Array) -> Array:
+        """The rank the primitive derives from the thread index."""
+        return linear_rank(block, x, y, z)
+
+    def register(self, values: Array) -> Array:
+        """Items as they pass through a thread's registers."""
+        return values
+
+    def sync(self, scratch: Scratch) -> None:
+        """The block barrier between scratch stores and the loads of other threads."""
+        scratch.barrier()
+
+
 class ReferenceModel:
     """A correct backend. The kernels follow the ABI of ``coopcheck.load_store``; the primitive's steps are methods.
 

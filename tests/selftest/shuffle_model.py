@@ -14,7 +14,7 @@ import coopcheck
 import numpy as np
 from coopcheck.shuffle import BLOCK_ITEM, SCALAR, ShuffleBatch, check_spec, out_length
 
-from .model import Array, Scratch, grid_threads, linear_rank
+from .model import Array, Scratch, ThreadSteps, grid_threads, linear_rank
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Call:
     distance: Array  # the block's run-time distance (0 for up and down)
 
 
-class ShuffleModel:
+class ShuffleModel(ThreadSteps):
     """A correct backend of the Shuffle family: the kernel of ``coopcheck.shuffle``'s ABI, in lock-step lanes.
 
     >>> spec = coopcheck.KernelSpec("block.shuffle", "int32", (2,), 2, "up", variant=(("output", "inplace"),))
@@ -72,18 +72,6 @@ class ShuffleModel:
     def method(self, spec: coopcheck.KernelSpec) -> str:
         """The method the primitive runs."""
         return spec.algorithm
-
-    def rank(self, block: tuple[int, ...], x: Array, y: Array, z: Array) -> Array:
-        """The rank the primitive derives from the thread index."""
-        return linear_rank(block, x, y, z)
-
-    def register(self, values: Array) -> Array:
-        """Items as they pass through a thread's registers."""
-        return values
-
-    def sync(self, scratch: Scratch) -> None:
-        """The barrier between the scratch stores and the loads."""
-        scratch.barrier()
 
     def source(self, call: Call) -> tuple[Array, Array]:
         """(rank each thread reads, whether it reads) of offset and rotate."""

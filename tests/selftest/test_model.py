@@ -8,12 +8,14 @@ from .exchange_model import ExchangeModel
 from .exchange_mutants import EXCHANGE
 from .model import ReferenceModel
 from .mutants import BOTH
+from .reduce_model import ReduceModel
+from .reduce_mutants import REDUCE
 from .runs import Model, Plan, failures
 from .shuffle_model import ShuffleModel
 from .shuffle_mutants import SHUFFLE
 
 MODELS: dict[str, type[Model]] = {**dict.fromkeys(BOTH, ReferenceModel), **dict.fromkeys(EXCHANGE, ExchangeModel),
-                                  **dict.fromkeys(SHUFFLE, ShuffleModel)}
+                                  **dict.fromkeys(SHUFFLE, ShuffleModel), **dict.fromkeys(REDUCE, ReduceModel)}
 
 
 @pytest.mark.parametrize("contract_id", list(MODELS))

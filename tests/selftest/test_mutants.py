@@ -21,6 +21,7 @@ import pytest
 
 from .exchange_mutants import EXCHANGE_MUTANTS, ExchangeMutant
 from .mutants import MUTANTS, Mutant
+from .reduce_mutants import REDUCE_MUTANTS, ReduceMutant
 from .runs import Failure, Plan, failures, outline
 from .shuffle_mutants import SHUFFLE_MUTANTS, ShuffleMutant
 
@@ -35,12 +36,12 @@ def pinned_form(found: list[Failure]) -> dict[str, object]:
     return {"failing": len(found), "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest()}
 
 
-ALL_MUTANTS = (*MUTANTS, *EXCHANGE_MUTANTS, *SHUFFLE_MUTANTS)
+ALL_MUTANTS = (*MUTANTS, *EXCHANGE_MUTANTS, *SHUFFLE_MUTANTS, *REDUCE_MUTANTS)
 
 
 @pytest.mark.parametrize("mutant", [pytest.param(m, id=m.name) for m in ALL_MUTANTS])
-def test_mutant_is_caught(mutant: type[Mutant | ExchangeMutant | ShuffleMutant], pr_plans: dict[str, Plan],
-                          record_property: Callable[[str, object], None]) -> None:
+def test_mutant_is_caught(mutant: type[Mutant | ExchangeMutant | ShuffleMutant | ReduceMutant],
+                          pr_plans: dict[str, Plan], record_property: Callable[[str, object], None]) -> None:
     found = {cid: failures(mutant(), pr_plans[cid]) for cid in mutant.family}
     missed = [cid for cid in mutant.targets if not found[cid]]
     stray = [cid for cid in found if cid not in mutant.targets and found[cid]]

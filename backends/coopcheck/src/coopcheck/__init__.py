@@ -7,6 +7,7 @@ from coopcheck.adapter import Adapter, Artifacts, CaseSupport, KernelSpec, kerne
 from coopcheck.availability import BackendUnavailable, require
 from coopcheck.exchange import ExchangeBatch
 from coopcheck.load_store import LoadBatch, StoreBatch
+from coopcheck.reduce import ReduceBatch
 from coopcheck.registry import UnknownBackend, active, available, register
 from coopcheck.shuffle import ShuffleBatch
 from coopcheck.vocabulary import (
@@ -22,7 +23,7 @@ from coopcheck.vocabulary import (
 __all__ = [
     "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
     "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "ExchangeBatch", "InvalidParameter", "KernelSpec",
-    "LoadBatch", "ShuffleBatch", "StoreBatch",
+    "LoadBatch", "ReduceBatch", "ShuffleBatch", "StoreBatch",
     "UnknownBackend", "active", "available", "block_threads", "check_static", "kernel_symbol",
     "register", "require",
 ]

@@ -27,6 +27,9 @@ EXCHANGE_METHODS = (
 #: Block Shuffle's methods: CUB's Offset, Rotate, Up and Down, and Up / Down with their block item (see
 #: :mod:`coopcheck.shuffle`).
 SHUFFLE_METHODS = ("offset", "rotate", "up", "down", "up_suffix", "down_prefix")
+#: Block Reduce's algorithms, CUB's three deterministic ones, and its operators (see :mod:`coopcheck.reduce`).
+REDUCE_ALGORITHMS = ("raking", "raking_commutative_only", "warp_reductions")
+REDUCE_OPERATORS = ("sum", "min", "max", "matmul", "first")
 
 
 class InvalidParameter(ValueError):
@@ -61,6 +64,11 @@ STATIC_RULES = {
     "shuffle_offset_distance": "offset's distance is an int with |distance| < threads (a source inside the block)",
     "shuffle_rotate_distance": "rotate's distance is an int in [1, threads)",
     "shuffle_no_distance": "up and down take no distance",
+    # Block Reduce (coopcheck.reduce)
+    "reduce_algorithm": "a reduce algorithm is one of " + ", ".join(REDUCE_ALGORITHMS),
+    "reduce_operator": "a reduce operator is one of " + ", ".join(REDUCE_OPERATORS),
+    "reduce_commutative": "raking_commutative_only takes a commutative operator (sum, min or max)",
+    "reduce_integer_operator": "matmul multiplies 2x2 matrices packed into an integer item: integer dtypes only",
 }
 
 

@@ -1,6 +1,6 @@
 """``NumbaAdapter``: the harness's view of the numba-cuda backend (see ``coopcheck.Adapter``).
 
-It builds the kernels of three families, Load/Store, Exchange and Shuffle. One contract kernel per kernel key
+It builds the kernels of four families, Load/Store, Exchange, Shuffle and Reduce. One contract kernel per kernel key
 (operation, dtype, ipt, algorithm, variant), compiled once per arch and launched with one block per case
 instance. Where it compiles depends on the machine:
 
@@ -23,10 +23,12 @@ from coopcheck import (
     ExchangeBatch,
     KernelSpec,
     LoadBatch,
+    ReduceBatch,
     ShuffleBatch,
     StoreBatch,
     exchange,
     load_store,
+    reduce,
     require,
     shuffle,
 )
@@ -61,7 +63,7 @@ class NumbaAdapter:
     """The ``numba`` backend: numba-cuda ``@cuda.jit`` kernels around :mod:`coopcheck_numba.blockio`."""
 
     name = "numba"
-    operations = load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS
+    operations = load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -97,7 +99,7 @@ class NumbaAdapter:
         return SIMULATED or bool(cuda.is_available())
 
     def launch(self, compiled: CompiledKernel, spec: KernelSpec,
-               batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch) -> Any:
+               batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch) -> Any:
         from coopcheck_numba.kernels import launch
 
         return launch(compiled.build.kernel, spec, batch, _shared_bytes(spec))
@@ -107,8 +109,11 @@ def _shared_bytes(spec: KernelSpec) -> int:
     """The dynamic shared memory a launch of ``spec``'s kernel provides (its block's size decides it)."""
     from coopcheck_numba.blockio import shared_bytes
     from coopcheck_numba.exchange import exchange_shared_bytes
+    from coopcheck_numba.reduce import reduce_shared_bytes
     from coopcheck_numba.shuffle import shuffle_shared_bytes
 
+    if spec.operation in reduce.OPERATIONS:
+        return reduce_shared_bytes(spec.dtype, spec.threads)
     if spec.operation in shuffle.OPERATIONS:
         return shuffle_shared_bytes(spec.dtype, spec.threads)
     if spec.operation in exchange.OPERATIONS:

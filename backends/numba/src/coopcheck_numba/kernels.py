@@ -1,5 +1,5 @@
-"""The contract kernels: one Load-only, one Store-only, one Exchange and one Shuffle ``@cuda.jit`` kernel per
-specialization.
+"""The contract kernels: one Load-only, one Store-only, one Exchange, one Shuffle and one Reduce ``@cuda.jit`` kernel
+per specialization.
 
 They implement the batched ABIs of ``coopcheck.load_store``, ``coopcheck.exchange`` and ``coopcheck.shuffle`` (one
 block per case instance) around the device functions of :mod:`coopcheck_numba.blockio`,
@@ -16,9 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, ShuffleBatch, StoreBatch, kernel_symbol
+from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, ReduceBatch, ShuffleBatch, StoreBatch, kernel_symbol
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
+from coopcheck.reduce import OPERATIONS as REDUCE
 from coopcheck.shuffle import BLOCK_ITEM
 from coopcheck.shuffle import OPERATIONS as SHUFFLE
 from coopcheck.shuffle import out_length as shuffle_out_length
@@ -28,6 +29,7 @@ from numba.cuda.np import numpy_support
 
 from coopcheck_numba.blockio import SIMULATED, build_load, build_store, rank, threads
 from coopcheck_numba.exchange import build_exchange
+from coopcheck_numba.reduce import build_reduce
 from coopcheck_numba.shuffle import build_shuffle
 
 #: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
@@ -50,6 +52,8 @@ def contract_kernel(spec: KernelSpec) -> ContractKernel:
                                          spec.static("output"))
     if spec.operation in SHUFFLE:
         return _shuffle_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("output"))
+    if spec.operation in REDUCE:
+        return _reduce_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("op"))
     return _contract_kernel(spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
 
 
@@ -206,6 +210,36 @@ def shuffle_kernel(shuffle: Callable[..., Any], dtype: str, ipt: int, method: st
     return _named(kernel, symbol, (vector, vector, i32s, vector), link)
 
 
+@functools.cache
+def _reduce_contract_kernel(dtype: str, ipt: int, algorithm: str, op: str) -> ContractKernel:
+    symbol = kernel_symbol(KernelSpec("block.reduce", dtype, (1,), ipt, algorithm, variant=(("op", op),)))
+    return reduce_kernel(build_reduce(dtype, ipt, algorithm, op), dtype, ipt, symbol)
+
+
+def reduce_kernel(reduce: Callable[..., Any], dtype: str, ipt: int, symbol: str,
+                  link: Sequence[str] = ()) -> ContractKernel:
+    """The Reduce contract kernel around any device function with :func:`coopcheck_numba.block_reduce`'s
+    signature: every thread writes its return value and its seen flag; named ``symbol``, linked with the files
+    ``link`` names."""
+    nbtype = numpy_support.from_dtype(np.dtype(dtype))
+
+    def kernel(items, valid, sentinel, dst):
+        b, me = np.int64(cuda.blockIdx.x), np.int64(rank())
+        n_threads = np.int64(threads())
+        held = cuda.local.array(ipt, nbtype)
+        for i in range(ipt):
+            held[i] = items[(b * n_threads + me) * ipt + i]
+        state = cuda.local.array(2, nbtype)  # [the block's sentinel, the seen flag]
+        state[0] = sentinel[b]
+        state[1] = 0
+        result = reduce(held, valid[b], state)
+        dst[2 * b * n_threads + me] = result
+        dst[2 * b * n_threads + n_threads + me] = state[1]
+
+    vector, i32s, _ = _arrays(nbtype)
+    return _named(kernel, symbol, (vector, i32s, vector, vector), link)
+
+
 def _write_back(ipt: int, inplace: bool) -> Callable[..., Any]:
     """The device function ``write_back(dst, first, tile, held, out)`` of a kernel whose call works in place
     (``held``) or into a second array (``out``, then also writing the input items ``held`` a tile later)."""
@@ -239,8 +273,8 @@ def _named(function: Any, symbol: str, signature: tuple[Any, ...], link: Sequenc
     return ContractKernel(symbol, cuda.jit(function, **options), signature)
 
 
-def launch(kernel: ContractKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch,
-           shared: int) -> Any:
+def launch(kernel: ContractKernel, spec: KernelSpec,
+           batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch, shared: int) -> Any:
     """One batched launch of a contract kernel (see ``coopcheck.adapter``) with ``shared`` bytes of dynamic
     shared memory; returns the host copy of ``dst``."""
     dtype = np.dtype(spec.dtype)
@@ -254,6 +288,10 @@ def launch(kernel: ContractKernel, spec: KernelSpec, batch: LoadBatch | StoreBat
     if isinstance(batch, ShuffleBatch):
         dst = cuda.device_array(batch.n_blocks * shuffle_out_length(spec), dtype=dtype)
         launcher(_device(batch.items, dtype), _device(batch.prior, dtype), _device(batch.distance, np.int32), dst)
+        return dst.copy_to_host()
+    if isinstance(batch, ReduceBatch):
+        dst = cuda.device_array(batch.n_blocks * 2 * spec.threads, dtype=dtype)
+        launcher(_device(batch.items, dtype), _device(batch.valid, np.int32), _device(batch.sentinel, dtype), dst)
         return dst.copy_to_host()
     valid = cuda.to_device(np.ascontiguousarray(batch.valid, dtype=np.int32))
     offset = cuda.to_device(np.ascontiguousarray(batch.offset, dtype=np.int64))
