@@ -235,8 +235,13 @@ def reference(spec: coopcheck.KernelSpec, items: np.ndarray, valid: np.ndarray) 
         wrapped: np.ndarray = (total & np.uint64((1 << width) - 1)).astype(f"uint{width}").view(dtype)
         return wrapped
     if op in ("min", "max") and dtype.kind == "f":
-        fold = np.fmin if op == "min" else np.fmax  # NaN-ignoring, as CUB's cuda::minimum / maximum
-        return fold.reduce(np.where(mask, items, np.nan), axis=1)  # type: ignore[no-any-return]
+        # NaN-ignoring, as CUB's cuda::minimum / maximum (CUDA's fminf / fmaxf), a signalling NaN too: np.fmin /
+        # np.fmax return NaN for one (IEEE 754-2008's minNum / maxNum), so the NaNs are masked out instead.
+        numbers = mask & ~np.isnan(items)
+        is_max = op == "max"
+        extreme = np.where(numbers, items, -np.inf if is_max else np.inf)
+        folded = extreme.max(axis=1) if is_max else extreme.min(axis=1)
+        return np.where(numbers.any(axis=1), folded, np.nan).astype(dtype)  # type: ignore[no-any-return]
     if op in ("min", "max"):
         padded = np.where(mask, items, _extreme(spec, low=op == "max"))
         return padded.min(axis=1) if op == "min" else padded.max(axis=1)  # type: ignore[no-any-return]

@@ -70,6 +70,26 @@ def test_only_thread_0_is_judged_and_nothing_when_no_item_is_valid() -> None:
     assert _wrong(spec, [1, 2, 3], 0, 0, flags=(2,)) == [False] * 5 + [True]
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_a_signalling_nan_is_ignored_like_a_quiet_one(op: str, dtype: str) -> None:
+    """Found on the H200: np.fmax / np.fmin return NaN for a signalling NaN operand (IEEE 754-2008's maxNum),
+    where CUDA's fmaxf and the contract ignore it, so an oracle folding with them called numba's right result
+    wrong. The NaN here is the one of that case: sign set, quiet bit clear, a payload."""
+    spec = _spec(op, dtype, block=(7,), ipt=1)
+    items = np.array([[-3.0, 5.0, 0.25, -7.0, 1.0, 0.0, -0.5]], dtype=dtype)
+    raw = items.view(f"uint{items.itemsize * 8}")  # a Python float would quieten the NaN: set its bits in place
+    raw[0, 5] = {2: 0xFD0A, 4: 0xFF82A281, 8: 0xFFF02A2810000000}[items.itemsize]
+    assert np.isnan(items[0, 5])
+    want = 5.0 if op == "max" else -7.0
+    batch = coopcheck.ReduceBatch(items[0], np.array([7], np.int32), np.ones(1, dtype=dtype), spec.tile)
+    out = np.zeros(oracle.out_length(spec), dtype=dtype)
+    assert oracle.reference(spec, items, np.array([7]))[0] == want
+    for result, wrong in ((want, False), (-0.5, True)):  # -0.5: what folding with np.fmax / np.fmin gives
+        out[0] = result
+        assert oracle.compare(spec, batch, out)[2][0][0] == wrong
+
+
 def test_float_min_and_max_ignore_nans_and_keep_the_sign_of_zero() -> None:
     nan = float(np.float32(np.nan))
     spec = _spec("min", "float32")

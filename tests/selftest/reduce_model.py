@@ -85,9 +85,11 @@ class ReduceModel(ThreadSteps):
             with np.errstate(over="ignore", invalid="ignore"):  # integers wrap; a mutant may add invalid items
                 return a + b
         if call.op in ("min", "max"):
+            extreme = np.where(a < b, a, b) if call.op == "min" else np.where(a < b, b, a)
             if a.dtype.kind == "f":
-                return np.fmin(a, b) if call.op == "min" else np.fmax(a, b)
-            return np.where(a < b, a, b) if call.op == "min" else np.where(a < b, b, a)
+                # As CUDA's fminf / fmaxf, a NaN operand is ignored, a signalling one too (np.fmin / np.fmax keep it).
+                return np.where(np.isnan(a), b, np.where(np.isnan(b), a, extreme))
+            return extreme
         if call.op == "matmul":
             return _matmul(a, b)
         if call.op == RECORDING:
