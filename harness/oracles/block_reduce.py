@@ -241,7 +241,7 @@ def reference(spec: coopcheck.KernelSpec, items: np.ndarray, valid: np.ndarray) 
         is_max = op == "max"
         extreme = np.where(numbers, items, -np.inf if is_max else np.inf)
         folded = extreme.max(axis=1) if is_max else extreme.min(axis=1)
-        return np.where(numbers.any(axis=1), folded, np.nan).astype(dtype)  # type: ignore[no-any-return]
+        return np.where(numbers.any(axis=1), folded, np.nan).astype(dtype)
     if op in ("min", "max"):
         padded = np.where(mask, items, _extreme(spec, low=op == "max"))
         return padded.min(axis=1) if op == "min" else padded.max(axis=1)  # type: ignore[no-any-return]
