@@ -54,6 +54,11 @@ class ReducePlan(BlockTile):
     op: str
 
     @property
+    def method(self) -> str:
+        """The algorithm, as the scratch checks shared with Exchange and Shuffle name a call's."""
+        return self.algorithm
+
+    @property
     def scratch_items(self) -> int:
         """Shared-memory elements: one a thread, every algorithm (the raking grid's size)."""
         return self.threads
