@@ -20,7 +20,7 @@ import coopcheck
 from coopcheck.reduce import check_spec
 from coopcheck.vocabulary import WARP_SIZE
 
-from coopcheck_cutlass.plan import DTYPE_BYTES, BlockTile
+from coopcheck_cutlass.plan import ItemsPlan
 
 #: What a step does where its guard holds: the thread's value to its slot, from its slot, or the operator applied
 #: to (its value, the slot's) and, with ``keep``, the result back to the scratch; a block barrier (no guard).
@@ -44,12 +44,9 @@ BARRIER = Step(SYNC)
 
 
 @dataclass(frozen=True)
-class ReducePlan(BlockTile):
+class ReducePlan(ItemsPlan):
     """A validated block Reduce configuration; every field is a compile-time constant (valid_items is not)."""
 
-    dtype: str
-    block: tuple[int, ...]
-    items_per_thread: int
     algorithm: str
     op: str
 
@@ -62,10 +59,6 @@ class ReducePlan(BlockTile):
     def scratch_items(self) -> int:
         """Shared-memory elements: one a thread, every algorithm (the raking grid's size)."""
         return self.threads
-
-    @property
-    def scratch_bytes(self) -> int:
-        return self.scratch_items * DTYPE_BYTES[self.dtype]
 
     def item_valid(self, rank: Any, item: int, valid: Any) -> Any:
         """Whether item ``item`` of thread ``rank`` is valid: its tile index is below valid_items."""

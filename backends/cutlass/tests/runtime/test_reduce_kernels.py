@@ -18,7 +18,8 @@ from harness.contracts import load_contracts
 from harness.oracles import block_reduce as oracle
 
 CONTRACT = {c.id: c for c in load_contracts()}["block.reduce"]
-#: (algorithm, operator, dtype, block, ipt)
+#: The kernel points, each with its values of these axes.
+AXES = ("alg", "op", "dtype", "block", "ipt")
 KERNELS = [
     ("raking", "sum", "int8", "65", 3),
     ("raking", "min", "float32", "13x5", 2),
@@ -36,17 +37,12 @@ KERNELS = [
 ]
 
 
-def _id(kernel: tuple[str, str, str, str, int]) -> str:
-    return "-".join(map(str, kernel))
-
-
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda kernel: "-".join(map(str, kernel)))
 @pytest.mark.parametrize("seed", [20261201, 7])
-@pytest.mark.parametrize("kernel", KERNELS, ids=_id)
 def test_the_kernel_matches_the_oracle(kernel: tuple[str, str, str, str, int], seed: int,
                                        launches_right: Callable[..., None]) -> None:
-    algorithm, op, dtype, block, ipt = kernel
-    launches_right(oracle, CONTRACT, (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", algorithm),
-                                      ("op", op)), seed)
+    values = dict(zip(AXES, kernel, strict=True))
+    launches_right(oracle, CONTRACT, tuple((axis, values[axis]) for axis in CONTRACT.kernel_axes), seed)
 
 
 def test_the_kernels_cover_every_algorithm_with_every_operator_it_takes_every_block_shape_and_dtype() -> None:
