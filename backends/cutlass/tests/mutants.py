@@ -1,15 +1,16 @@
-"""Test-only broken variants of the cutlass block Load, Exchange and Shuffle, to prove that the resource checks and
-racecheck bite. Each is the real device code with one decision flipped while the kernel is traced:
+"""Test-only broken variants of the cutlass block Load, Exchange, Shuffle and Reduce, to prove that the resource
+checks and racecheck bite. Each is the real device code with one decision flipped while the kernel is traced:
 
-* ``transpose_without_barrier``: every block barrier traced away (the transpose's, a block Exchange's or a
-  Shuffle's); racecheck must report the exchange, and the host rules requiring ``BAR`` must flag it.
+* ``transpose_without_barrier``: every block barrier traced away (the transpose's, a block Exchange's, a
+  Shuffle's or a Reduce's); racecheck must report the exchange, and the host rules requiring ``BAR`` must flag it.
 * ``direct_through_shared``: direct staged through the transpose's shared scratch and barriers;
   its results are right, but the host rules for ``direct`` must flag it.
 
 Run as a script on a GPU, it launches the racy transpose (or the real one) under the contract ABI,
 for compute-sanitizer (from backends/cutlass/tests); ``exchange-racy`` and ``exchange-control`` do the same
 for a block Exchange (striped_to_blocked over 4 warps), ``shuffle-racy`` and ``shuffle-control`` for a Shuffle
-(rotate over 4 warps, by every distance of its kernel point)::
+(rotate over 4 warps, by every distance of its kernel point), ``reduce-racy`` and ``reduce-control`` for a Reduce
+(raking max over 4 warps, every valid_items class of its kernel point)::
 
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py racy     # must report
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py control  # must be clean
@@ -35,8 +36,9 @@ DIRECT = coopcheck.KernelSpec("block.load", "int32", (128,), 4, "direct")
 EXCHANGE = coopcheck.KernelSpec("block.exchange", "int32", (128,), 4, "striped_to_blocked",
                                 variant=(("slicing", "off"), ("output", "inplace")))
 SHUFFLE = coopcheck.KernelSpec("block.shuffle", "int32", (128,), 1, "rotate", variant=(("output", "inplace"),))
+REDUCE = coopcheck.KernelSpec("block.reduce", "int32", (128,), 4, "raking", variant=(("op", "max"),))
 #: The family probes: mode prefix -> the specialization it launches.
-FAMILY_PROBES = {"exchange": EXCHANGE, "shuffle": SHUFFLE}
+FAMILY_PROBES = {"exchange": EXCHANGE, "shuffle": SHUFFLE, "reduce": REDUCE}
 
 
 @contextmanager
@@ -71,7 +73,7 @@ def compile_mutant(mutant: Callable[[], AbstractContextManager[None]],
 
 def main(argv: list[str]) -> int:
     """Launch the racy transpose (``racy``) or the real one (``control``) over a few full and
-    partial tiles, or the racy Exchange or Shuffle or the real one; print how many slots came out wrong (a race
+    partial tiles, or the racy Exchange, Shuffle or Reduce or the real one; print how many slots came out wrong (a race
     may or may not corrupt)."""
     modes = ["racy", "control", *(f"{family}-{kind}" for family in FAMILY_PROBES for kind in ("racy", "control"))]
     if len(argv) != 1 or argv[0] not in modes:

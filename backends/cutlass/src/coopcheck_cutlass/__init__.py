@@ -1,9 +1,9 @@
-"""coop block Load/Store, Exchange and Shuffle for the CuTe Python DSL, and the ``cutlass`` backend of the coop
-harness.
+"""coop block Load/Store, Exchange, Shuffle and Reduce for the CuTe Python DSL, and the ``cutlass`` backend of the
+coop harness.
 
-Device code lives in :mod:`coopcheck_cutlass.block`, :mod:`coopcheck_cutlass.exchange` and
-:mod:`coopcheck_cutlass.shuffle` (they import cutlass); this package, :mod:`coopcheck_cutlass.adapter` and the
-plans import no cutlass module, so registering the backend stays host-only.
+Device code lives in :mod:`coopcheck_cutlass.block`, :mod:`coopcheck_cutlass.exchange`,
+:mod:`coopcheck_cutlass.shuffle` and :mod:`coopcheck_cutlass.reduce` (they import cutlass); this package,
+:mod:`coopcheck_cutlass.adapter` and the plans import no cutlass module, so registering the backend stays host-only.
 """
 
 __version__ = "0.1.0"

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import coopcheck
-from coopcheck import exchange, load_store, shuffle
+from coopcheck import exchange, load_store, reduce, shuffle
 from coopcheck.families import family_of
 
 from coopcheck_cutlass import REQUIRES
 from coopcheck_cutlass.cache import ArtifactCache, default_root
 from coopcheck_cutlass.exchange_plan import exchange_plan
 from coopcheck_cutlass.plan import spec_plan
+from coopcheck_cutlass.reduce_plan import reduce_plan
 from coopcheck_cutlass.shuffle_plan import shuffle_plan
 
 if TYPE_CHECKING:
@@ -35,12 +36,13 @@ DUMP_DIR_ENV = "COOP_CUTLASS_DUMP_DIR"
 LAUNCH_REQUIRES = {**REQUIRES, "cuda": "cuda-bindings"}
 #: What activation checks: the DSL, the CUDA bindings it launches through, and numpy for batches.
 ACTIVATION_REQUIRES = {**LAUNCH_REQUIRES, "numpy": "numpy"}
-#: Byte the Load, Exchange and Shuffle outputs start as, so a slot the kernel never writes shows.
+#: Byte the Load, Exchange, Shuffle and Reduce outputs start as, so a slot the kernel never writes shows.
 UNWRITTEN = 0xA5
 #: What a launch takes: one batch type per family.
-Batch = coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch | coopcheck.ShuffleBatch
+Batch = (coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch | coopcheck.ShuffleBatch
+         | coopcheck.ReduceBatch)
 #: Each family's plan (by its ABI module), whose making checks a spec's statics before the DSL is involved.
-PLANS = {load_store: spec_plan, exchange: exchange_plan, shuffle: shuffle_plan}
+PLANS = {load_store: spec_plan, exchange: exchange_plan, shuffle: shuffle_plan, reduce: reduce_plan}
 
 
 def dsl_arch(arch: str) -> str:
@@ -78,7 +80,7 @@ class CutlassAdapter:
     on disk (see :mod:`coopcheck_cutlass.cache`)."""
 
     name = "cutlass"
-    operations = load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS
+    operations = load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
 
     def __init__(self, *, disk_cache: bool | Path = True) -> None:
         """``disk_cache``: True for the configured folder (``COOP_CUTLASS_CACHE_DIR``), a path for
@@ -90,8 +92,8 @@ class CutlassAdapter:
         self._dump_root: Path | None = None
 
     def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
-        """Every operation, algorithm (Exchange or Shuffle method), variant, dtype and block shape of coop is
-        implemented."""
+        """Every operation, algorithm (Exchange or Shuffle method, Reduce algorithm), variant (Reduce operator),
+        dtype and block shape of coop is implemented."""
         return None
 
     def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:
@@ -188,6 +190,8 @@ def _launch_arrays(spec: coopcheck.KernelSpec, batch: Batch) -> dict[str, np.nda
         return _exchange_arrays(spec, batch)
     if spec.operation in shuffle.OPERATIONS:
         return _shuffle_arrays(spec, batch)
+    if spec.operation in reduce.OPERATIONS:
+        return _reduce_arrays(spec, batch)
     wanted = coopcheck.LoadBatch if spec.operation == "block.load" else coopcheck.StoreBatch
     _check_type(spec, batch, wanted)
     n, tile, region = batch.n_blocks, spec.tile, batch.region
@@ -221,6 +225,14 @@ def _shuffle_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.n
                                       "distance": ("int32", n)}, shuffle.out_length(spec))
 
 
+def _reduce_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.ndarray]:
+    """The Reduce kernel's arrays; ``dst`` starts as a recognizable pattern, so a slot never written shows."""
+    _check_type(spec, batch, coopcheck.ReduceBatch)
+    n = batch.n_blocks
+    return _tile_arrays(spec, batch, {"items": (spec.dtype, n * spec.tile), "valid": ("int32", n),
+                                      "sentinel": (spec.dtype, n)}, reduce.out_length(spec))
+
+
 def _check_type(spec: coopcheck.KernelSpec, batch: object, wanted: type) -> None:
     if not isinstance(batch, wanted):
         article = "an" if wanted.__name__[0] in "AEIOU" else "a"
@@ -229,8 +241,8 @@ def _check_type(spec: coopcheck.KernelSpec, batch: object, wanted: type) -> None
 
 def _tile_arrays(spec: coopcheck.KernelSpec, batch: Any, fields: dict[str, tuple[str, int]],
                  width: int) -> dict[str, np.ndarray]:
-    """A batch of the tile families (Exchange, Shuffle): its ``tile`` and each field (name -> dtype, size) checked,
-    and ``dst`` of ``width`` elements a block, unwritten."""
+    """A batch of the tile families (Exchange, Shuffle, Reduce): its ``tile`` and each field (name -> dtype, size)
+    checked, and ``dst`` of ``width`` elements a block, unwritten."""
     if batch.tile != spec.tile:
         raise ValueError(f"batch.tile: expected {spec.tile} (got {batch.tile})")
     checked = {name: _checked(name, getattr(batch, name), dtype, size) for name, (dtype, size) in fields.items()}

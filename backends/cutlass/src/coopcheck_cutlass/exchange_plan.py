@@ -15,7 +15,7 @@ import coopcheck
 from coopcheck.exchange import PARTIAL, SCATTER, WARP_METHODS, check_spec, warp_lanes
 from coopcheck.vocabulary import WARP_SIZE
 
-from coopcheck_cutlass.plan import DTYPE_BYTES, BlockTile
+from coopcheck_cutlass.plan import ItemsPlan
 
 #: ``position(rank, item)``: the tile index that item ``item`` (a Python int) of ``rank`` holds.
 Position = Callable[[Any, int], Any]
@@ -51,12 +51,9 @@ def position(arrangement: str, threads: int, items_per_thread: int) -> Position:
 
 
 @dataclass(frozen=True)
-class ExchangePlan(BlockTile):
+class ExchangePlan(ItemsPlan):
     """A validated block Exchange configuration; every field is a compile-time constant."""
 
-    dtype: str
-    block: tuple[int, ...]
-    items_per_thread: int
     method: str
     warp_time_slicing: bool
 
@@ -82,10 +79,6 @@ class ExchangePlan(BlockTile):
     def scratch_items(self) -> int:
         """Shared-memory elements: one slice's window."""
         return self.window
-
-    @property
-    def scratch_bytes(self) -> int:
-        return self.scratch_items * DTYPE_BYTES[self.dtype]
 
     @property
     def block_barrier(self) -> bool:

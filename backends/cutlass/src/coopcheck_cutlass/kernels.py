@@ -1,6 +1,7 @@
-"""The batched contract kernels of ``coopcheck.adapter`` for one specialization: a Load-only, Store-only, Exchange
-or Shuffle ``@cute.kernel`` (one block per case instance; the ABIs are ``coopcheck.load_store``'s,
-``coopcheck.exchange``'s and ``coopcheck.shuffle``'s) and the ``@cute.jit`` host function launching it.
+"""The batched contract kernels of ``coopcheck.adapter`` for one specialization: a Load-only, Store-only, Exchange,
+Shuffle or Reduce ``@cute.kernel`` (one block per case instance; the ABIs are ``coopcheck.load_store``'s,
+``coopcheck.exchange``'s, ``coopcheck.shuffle``'s and ``coopcheck.reduce``'s) and the ``@cute.jit`` host function
+launching it.
 
 Arrays arrive as raw global pointers (so exact-size allocations of any origin can be passed) and
 become tensors inside the kernel; the block shape and every static of the spec are compile-time.
@@ -17,15 +18,18 @@ import cutlass
 import cutlass.cute as cute
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
+from coopcheck.reduce import OPERATIONS as REDUCE
 from coopcheck.shuffle import OPERATIONS as SHUFFLE
 from coopcheck.shuffle import out_length as shuffle_out_length
 from cutlass.cute.runtime import make_ptr
 
 from coopcheck_cutlass import block as coop_block
 from coopcheck_cutlass import exchange as coop_exchange
+from coopcheck_cutlass import reduce as coop_reduce
 from coopcheck_cutlass import shuffle as coop_shuffle
 from coopcheck_cutlass.exchange_plan import ExchangePlan, exchange_plan
 from coopcheck_cutlass.plan import Plan, spec_plan
+from coopcheck_cutlass.reduce_plan import ReducePlan, reduce_plan
 from coopcheck_cutlass.shuffle_plan import ShufflePlan, shuffle_plan
 
 #: Per-block control arrays of the ABI and their element types.
@@ -76,6 +80,8 @@ def build(spec: coopcheck.KernelSpec, name: str) -> Program:
         return _exchange_program(spec, exchange_plan(spec), name)
     if spec.operation in SHUFFLE:
         return _shuffle_program(spec, shuffle_plan(spec), name)
+    if spec.operation in REDUCE:
+        return _reduce_program(reduce_plan(spec), name)
     plan = spec_plan(spec)
     make = _load_program if spec.operation == "block.load" else _store_program
     return make(spec, plan, name)
@@ -231,8 +237,37 @@ def _shuffle_program(spec: coopcheck.KernelSpec, plan: ShufflePlan, name: str) -
     return Program(host, (("items", numeric), ("prior", numeric), ("distance", DISTANCE), ("dst", numeric)), BLOCKS)
 
 
+def _reduce_program(plan: ReducePlan, name: str) -> Program:
+    """The Reduce ABI: thread r of block b reduces ``items[b*tile + r*ipt + i]`` with ``valid[b]`` (the operator
+    first also with ``sentinel[b]``) and writes its return value to ``dst[b*2*threads + r]``, its seen flag to
+    ``dst[b*2*threads + threads + r]``."""
+    numeric = coop_block.NUMERIC[plan.dtype]
+    ipt, tile, threads, launch_block = plan.items_per_thread, plan.tile, plan.threads, _launch_block(plan.block)
+
+    @cute.kernel
+    def kernel(items: cute.Pointer, valid: cute.Pointer, sentinel: cute.Pointer, dst: cute.Pointer,
+               n_blocks: cutlass.Int32) -> None:
+        b, _, _ = cute.arch.block_idx()
+        me = coop_block.rank(plan.block)
+        held = _payload(cute.make_tensor(items, cute.make_layout(n_blocks * tile)), b * tile + me * ipt, plan)
+        seen = cute.make_rmem_tensor(cute.make_layout(1), numeric)
+        seen[0] = numeric(0)
+        # through an rmem tensor of the dtype: a global uint tensor's element reads back signless (as int)
+        mark = _payload(cute.make_tensor(sentinel, cute.make_layout(n_blocks)), b, plan, count=1)[0]
+        result = coop_reduce.block_reduce(held, block=plan.block, algorithm=plan.algorithm, op=plan.op,
+                                          valid_items=cute.make_tensor(valid, cute.make_layout(n_blocks))[b],
+                                          sentinel=mark, seen=seen)
+        out = cute.make_tensor(dst, cute.make_layout(n_blocks * 2 * threads))
+        out[b * 2 * threads + me] = result
+        out[b * 2 * threads + threads + me] = seen[0]
+
+    host = _four_arrays_host(kernel, launch_block)
+    _name(kernel, host, name)
+    return Program(host, (("items", numeric), ("valid", VALID), ("sentinel", numeric), ("dst", numeric)), BLOCKS)
+
+
 def _four_arrays_host(kernel: Any, launch_block: tuple[int, int, int]) -> Any:
-    """The host function of a kernel taking four arrays, then the block count (the Exchange and Shuffle ABIs):
+    """The host function of a kernel taking four arrays, then the block count (the Exchange, Shuffle and Reduce ABIs):
     one block per case instance."""
     @cute.jit
     def host(first: cute.Pointer, second: cute.Pointer, third: cute.Pointer, fourth: cute.Pointer,

@@ -38,6 +38,24 @@ class BlockTile:
 
 
 @dataclass(frozen=True)
+class ItemsPlan(BlockTile):
+    """The fields a plan of the families that pass items between threads (Exchange, Shuffle, Reduce) starts with,
+    and the bytes of its ``scratch_items``."""
+
+    dtype: str
+    block: tuple[int, ...]
+    items_per_thread: int
+
+    @property
+    def scratch_items(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def scratch_bytes(self) -> int:
+        return self.scratch_items * DTYPE_BYTES[self.dtype]
+
+
+@dataclass(frozen=True)
 class Plan(BlockTile):
     """A validated block Load/Store configuration; every field is a compile-time constant."""
 

@@ -15,16 +15,13 @@ from typing import Any
 import coopcheck
 from coopcheck.shuffle import BLOCK_ITEM, SCALAR, check_spec
 
-from coopcheck_cutlass.plan import DTYPE_BYTES, BlockTile
+from coopcheck_cutlass.plan import ItemsPlan
 
 
 @dataclass(frozen=True)
-class ShufflePlan(BlockTile):
+class ShufflePlan(ItemsPlan):
     """A validated block Shuffle configuration; every field is a compile-time constant (the distance is not)."""
 
-    dtype: str
-    block: tuple[int, ...]
-    items_per_thread: int
     method: str
 
     @property
@@ -45,10 +42,6 @@ class ShufflePlan(BlockTile):
     def scratch_items(self) -> int:
         """Shared-memory elements: one a thread (CUB's ``TempStorage``)."""
         return self.threads
-
-    @property
-    def scratch_bytes(self) -> int:
-        return self.scratch_items * DTYPE_BYTES[self.dtype]
 
     @property
     def handed(self) -> int:

@@ -1,5 +1,5 @@
 """The device API used directly from ``@cute.kernel`` code: bad statics are refused while the kernel
-is traced, naming the rule, and one scratch serves consecutive transposes, exchanges and shuffles."""
+is traced, naming the rule, and one scratch serves consecutive transposes, exchanges, shuffles and reductions."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import coopcheck
 import cutlass
 import cutlass.cute as cute
 import pytest
-from coopcheck_cutlass import artifacts, block, exchange, shuffle
+from coopcheck_cutlass import artifacts, block, exchange, reduce, shuffle
 from coopcheck_cutlass.exchange_plan import ExchangePlan
 from coopcheck_cutlass.kernels import pointer
 from coopcheck_cutlass.plan import make_plan
+from coopcheck_cutlass.reduce_plan import SYNC, ReducePlan, reduce_plan
 from coopcheck_cutlass.shuffle_plan import ShufflePlan
 
 Body = Callable[[cute.Tensor, cute.Tensor, Any], None]
@@ -220,3 +221,48 @@ def test_consecutive_shuffles_share_one_scratch_of_one_item_a_thread(tmp_path: P
     compiled = artifacts.collect(_compile(_rotate_then_up_suffix, keep_in=tmp_path), "sm_90a")
     assert compiled.dynamic_shared_bytes == 128 * 4
     assert compiled.ptx is not None and compiled.ptx.count("bar.sync") == 2 * 2  # 2 barriers, twice
+
+
+REDUCE_REFUSED: dict[str, tuple[Body, str]] = {
+    "unknown operator": (
+        lambda src, dst, n: reduce.block_reduce(_payload(), block=(128,), algorithm="raking", op="prod"),
+        "reduce_operator"),
+    "non-commutative operator with raking_commutative_only": (
+        lambda src, dst, n: reduce.block_reduce(_payload(), block=(128,), algorithm="raking_commutative_only",
+                                                op="matmul"), "reduce_commutative"),
+    "matmul of floats": (
+        lambda src, dst, n: reduce.block_reduce(_payload(cutlass.Float32), block=(128,), algorithm="raking",
+                                                op="matmul"), "reduce_integer_operator"),
+    "first without its seen flag": (
+        lambda src, dst, n: reduce.block_reduce(_payload(), block=(128,), algorithm="raking", op="first",
+                                                sentinel=n), "reduce_operator"),
+}  # a scratch too small: the check the Exchange and Shuffle share (block.method_scratch), tested with them
+
+
+@pytest.mark.parametrize("case", REDUCE_REFUSED)
+def test_a_bad_reduce_static_is_refused_while_tracing(case: str) -> None:
+    body, rule = REDUCE_REFUSED[case]
+    with pytest.raises(coopcheck.InvalidParameter, check=lambda error: error.rule == rule):
+        _compile(body)
+
+
+def _sum_then_max(src: cute.Tensor, dst: cute.Tensor, n: Any) -> None:
+    scratch = block.allocate_temp_storage(ReducePlan("int32", (128,), 4, "raking", "sum"))
+    me = cute.arch.thread_idx()[0]
+    items = _payload()
+    for i in range(4):
+        items[i] = src[me * 4 + i]
+    total = reduce.block_reduce(items, block=(128,), algorithm="raking", op="sum", valid_items=n,
+                                temp_storage=scratch)
+    largest = reduce.block_reduce(items, block=(128,), algorithm="warp_reductions", op="max", temp_storage=scratch)
+    dst[me] = total
+    dst[128 + me] = largest
+
+
+def test_consecutive_reductions_share_one_scratch_of_one_item_a_thread(tmp_path: Path) -> None:
+    compiled = artifacts.collect(_compile(_sum_then_max, keep_in=tmp_path), "sm_90a")
+    assert compiled.dynamic_shared_bytes == 128 * 4
+    barriers = [sum(step.kind == SYNC for step in reduce_plan(coopcheck.KernelSpec(
+        "block.reduce", "int32", (128,), 4, algorithm, variant=(("op", "sum"),))).schedule)
+        for algorithm in ("raking", "warp_reductions")]
+    assert compiled.ptx is not None and compiled.ptx.count("bar.sync") == sum(barriers)

@@ -32,6 +32,8 @@ def test_the_entry_point_names_the_adapter() -> None:
      'variant=(("slicing", "on"), ("output", "inplace")))', "exchange_warp_multiple"),
     ('KernelSpec("block.shuffle", "int32", (64,), 1, "rotate", statics=(("static_distance", 64),), '
      'variant=(("output", "inplace"),))', "shuffle_rotate_distance"),
+    ('KernelSpec("block.reduce", "uint32", (128,), 2, "raking_commutative_only", variant=(("op", "matmul"),))',
+     "reduce_commutative"),
 ])
 def test_registering_and_refusing_statics_load_no_dsl_and_no_cuda(spec: str, rule: str) -> None:
     """In a fresh interpreter: register the backend, let it refuse a bad static, list what loaded."""
@@ -62,8 +64,9 @@ def _shuffle(method: str, output: str = "inplace", block: tuple[int, ...] = (64,
     return coopcheck.KernelSpec("block.shuffle", dtype, block, ipt, method, variant=(("output", output),))
 
 
-def test_declares_the_load_store_exchange_and_shuffle_families() -> None:
-    assert CutlassAdapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle"}
+def test_declares_the_load_store_exchange_shuffle_and_reduce_families() -> None:
+    assert CutlassAdapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle",
+                                         "block.reduce"}
 
 
 def test_an_exchange_kernel_key_holds_its_block_and_its_variant() -> None:
@@ -83,10 +86,10 @@ def test_a_shuffle_kernel_key_holds_its_block_and_its_output() -> None:
     assert len({adapter.kernel_key(s) for s in [spec, *others]}) == 4
 
 
-@pytest.mark.parametrize("family", ["block.exchange", "block.shuffle"])
+@pytest.mark.parametrize("family", ["block.exchange", "block.shuffle", "block.reduce"])
 def test_no_shipped_expectation_waives_a_cutlass_case_of_a_family_it_builds(family: str) -> None:
-    """cutlass has Exchange and Shuffle builders, so no shipped waiver declares one of their cases NotSupported;
-    rustfatbin, which has neither, keeps every one declared."""
+    """cutlass has Exchange, Shuffle and Reduce builders, so no shipped waiver declares one of their cases
+    NotSupported; rustfatbin, which has none of them, keeps every one declared."""
     from fnmatch import fnmatchcase
 
     from harness.cases import expand
@@ -100,6 +103,19 @@ def test_no_shipped_expectation_waives_a_cutlass_case_of_a_family_it_builds(fami
         entries = [e for e in shipped if fnmatchcase(backend, e.tags.get("backend", "*"))]
         waived = [i for i in ids if any(fnmatchcase(i, e.cases) for e in entries)]
         assert waived == (ids if declared else []), (backend, waived[:3])
+
+
+def _reduce(algorithm: str, op: str = "sum", block: tuple[int, ...] = (64,), dtype: str = "int16",
+            ipt: int = 3) -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.reduce", dtype, block, ipt, algorithm, variant=(("op", op),))
+
+
+def test_a_reduce_kernel_key_holds_its_block_and_its_operator() -> None:
+    adapter = CutlassAdapter(disk_cache=False)
+    spec = _reduce("raking")
+    assert adapter.kernel_key(_reduce("raking")) == adapter.kernel_key(spec)
+    others = [_reduce("raking", block=(32, 2)), _reduce("raking", op="first"), _reduce("warp_reductions")]
+    assert len({adapter.kernel_key(s) for s in [spec, *others]}) == 4
 
 
 def _exchange_batch(spec: coopcheck.KernelSpec, n: int = 2) -> coopcheck.ExchangeBatch:
@@ -135,11 +151,28 @@ def test_the_shuffle_output_has_the_abi_length_and_starts_as_a_recognizable_patt
     assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
 
 
+def _reduce_batch(spec: coopcheck.KernelSpec, n: int = 2) -> coopcheck.ReduceBatch:
+    return coopcheck.ReduceBatch(items=np.zeros(n * spec.tile, spec.dtype), valid=np.zeros(n, np.int32),
+                                 sentinel=np.zeros(n, spec.dtype), tile=spec.tile)
+
+
+def test_the_reduce_output_has_the_abi_length_and_starts_as_a_recognizable_pattern() -> None:
+    spec = _reduce("raking_commutative_only", op="max")
+    arrays = adapter_module._launch_arrays(spec, _reduce_batch(spec))
+    assert sorted(arrays) == ["dst", "items", "sentinel", "valid"]
+    assert arrays["dst"].dtype == np.int16 and arrays["dst"].shape == (2 * 2 * 64,)  # return values, seen flags
+    assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
+
+
 def _tile_spec_and_batch(family: str) -> tuple[coopcheck.KernelSpec, object]:
-    """A kernel spec of an Exchange or Shuffle (int16, 64 threads, ipt 3: a tile of 192) and a batch of 2 blocks."""
+    """A kernel spec of an Exchange, Shuffle or Reduce (int16, 64 threads, ipt 3: a tile of 192) and a batch of 2
+    blocks."""
     if family == "block.exchange":
         spec = _exchange("scatter_to_striped_flagged")
         return spec, _exchange_batch(spec)
+    if family == "block.reduce":
+        spec = _reduce("warp_reductions", op="first")
+        return spec, _reduce_batch(spec)
     spec = _shuffle("down_prefix")
     return spec, _shuffle_batch(spec)
 
@@ -153,8 +186,12 @@ def _tile_spec_and_batch(family: str) -> tuple[coopcheck.KernelSpec, object]:
     ("block.shuffle", "prior", np.zeros(2 * 192, np.int16), r"batch\.prior: expected int16\[512\] \(got int16\[384"),
     ("block.shuffle", "distance", np.zeros(2, np.int64), r"batch\.distance: expected int32\[2\] \(got int64\[2\]\)"),
     ("block.shuffle", "tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
+    ("block.reduce", "items", np.zeros(2 * 192, np.int32), r"batch\.items: expected int16\[384\] \(got int32"),
+    ("block.reduce", "valid", np.zeros(2, np.int64), r"batch\.valid: expected int32\[2\] \(got int64\[2\]\)"),
+    ("block.reduce", "sentinel", np.zeros(3, np.int16), r"batch\.sentinel: expected int16\[2\] \(got int16\[3"),
+    ("block.reduce", "tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
 ])
-def test_an_exchange_or_shuffle_batch_that_breaks_the_abi_is_refused_naming_the_field(
+def test_a_tile_family_batch_that_breaks_the_abi_is_refused_naming_the_field(
         family: str, field: str, value: object, message: str) -> None:
     spec, batch = _tile_spec_and_batch(family)
     setattr(batch, field, value)
@@ -164,6 +201,8 @@ def test_an_exchange_or_shuffle_batch_that_breaks_the_abi_is_refused_naming_the_
 
 def test_an_exchange_batch_for_a_shuffle_kernel_and_the_reverse_are_refused() -> None:
     spec, other = _shuffle("up"), _exchange("striped_to_blocked")
+    with pytest.raises(TypeError, match=r"block\.reduce needs a ReduceBatch \(got ShuffleBatch\)"):
+        adapter_module._launch_arrays(_reduce("raking"), _shuffle_batch(spec))
     with pytest.raises(TypeError, match=r"block\.shuffle needs a ShuffleBatch \(got ExchangeBatch\)"):
         adapter_module._launch_arrays(spec, _exchange_batch(other))
     with pytest.raises(TypeError, match=r"block\.exchange needs an ExchangeBatch \(got ShuffleBatch\)"):
@@ -287,12 +326,11 @@ def _contract_rejects() -> list[object]:
 
 
 def test_the_families_built_are_declared_and_their_rejection_cases_asked() -> None:
-    """Load/Store, Exchange and Shuffle are built, so their rejection cases are asked; Reduce is not yet (its cases
-    are NotSupported by declaration)."""
+    """Load/Store, Exchange, Shuffle and Reduce are built, so their rejection cases are asked."""
     from harness.contracts import load_contracts
 
     built = {c.operation for c in load_contracts()} & CutlassAdapter.operations
-    assert built == {"block.load", "block.store", "block.exchange", "block.shuffle"} == \
+    assert built == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce"} == \
         set(CutlassAdapter.operations)
     assert len(_contract_rejects()) == sum(len(c.rejects) for c in load_contracts() if c.operation in built)
 
