@@ -91,8 +91,8 @@ def _exchange(method: str, slicing: str = "off", output: str = "inplace", block:
                                 variant=(("slicing", slicing), ("output", output)))
 
 
-def test_declares_the_load_store_exchange_and_shuffle_families(adapter: NumbaAdapter) -> None:
-    assert adapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle"}
+def test_declares_the_load_store_exchange_shuffle_and_reduce_families(adapter: NumbaAdapter) -> None:
+    assert adapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce"}
 
 
 def test_an_exchange_kernel_key_holds_its_variant_but_not_its_block(adapter: NumbaAdapter) -> None:
