@@ -18,15 +18,15 @@ from harness.inspect.tools import locate_tool
 NVDISASM_PACKAGE = "nvidia-cuda-nvdisasm"
 NVDISASM_TIMEOUT_S = 300
 
-PATTERN = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*")
-#: A mnemonic as nvdisasm prints it: a modifier may hold lower-case letters (VIMNMX.U16x2, packed halves).
-_MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*")
+#: A mnemonic as nvdisasm prints it, and so a contract's opcode pattern: an upper-case head, then modifiers that may
+#: hold lower-case letters (VIMNMX.U16x2, packed halves).
+PATTERN = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*")
 _SECTION_HEADER = re.compile(r"^//-+ (\S+) +-+$", re.MULTILINE)
 _OFFSET = re.compile(r"^\s*/\*([0-9a-f]+)\*/")
 # An instruction line: offset, optional guard predicate (@P0, @!PT, @UP1), mnemonic, operands, ';'.
 _INSTRUCTION = re.compile(
     r"^\s*/\*(?P<offset>[0-9a-f]+)\*/\s+"
-    r"(?P<assembly>(?:@!?U?P(?:T|\d+)\s+)?(?P<mnemonic>" + _MNEMONIC.pattern + r")(?=[\s;])[^;]*?)\s*;"
+    r"(?P<assembly>(?:@!?U?P(?:T|\d+)\s+)?(?P<mnemonic>" + PATTERN.pattern + r")(?=[\s;])[^;]*?)\s*;"
 )
 
 #: Listings of cubins seen in this process: sha256 -> section name -> listing.
@@ -47,7 +47,7 @@ class Instruction:
 
 
 def check_pattern(pattern: object) -> None:
-    """Raise ValueError unless ``pattern`` is an upper-case mnemonic with optional ``.SUFFIX`` parts."""
+    """Raise ValueError unless ``pattern`` is a mnemonic (:data:`PATTERN`) with optional ``.SUFFIX`` parts."""
     if not isinstance(pattern, str) or not PATTERN.fullmatch(pattern):
         raise ValueError(f"{pattern!r} is not an opcode pattern (MNEMONIC or MNEMONIC.MODIFIER...)")
 

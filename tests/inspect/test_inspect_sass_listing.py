@@ -136,3 +136,15 @@ def test_tool_found_in_its_pip_package_first(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("PATH", str(tmp_path))
     found = locate_tool("nvdisasm", "nvidia-cuda-nvdisasm")
     assert found != decoy and found.name == "nvdisasm" and found.parent.name == "bin"
+
+
+def test_a_contract_may_name_every_mnemonic_the_listing_parses() -> None:
+    """One grammar for both: a pattern of VIMNMX.U16x2 was refused while the listing parsed it, so no resource
+    rule could forbid or require it; the head stays upper case."""
+    from harness.inspect.sass import check_pattern, matches
+
+    check_pattern("VIMNMX.U16x2")
+    assert matches("VIMNMX.U16x2", "VIMNMX.U16x2")
+    for bad in ("vimnmx.U16x2", "VIMNMX.", "VIMNMX..U16", "VIMNMX U16"):
+        with pytest.raises(ValueError):
+            check_pattern(bad)
