@@ -184,6 +184,8 @@ class CaseItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseFailure):
             return f"{self.nodeid}\n{excinfo.value}"
+        if isinstance(excinfo.value, pytest.xfail.Exception):  # pytest would format (and never show) a traceback:
+            return str(excinfo.value)  # the AST of each frame's module, 0.16 s an accepted item
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
