@@ -13,6 +13,9 @@ from harness.contracts import Contract
 
 #: lane -> whether it launches kernels (and so runs the run cases).
 LANES = {"host": False, "simulator": True, "gpu": True}
+#: Lanes whose time is their launches, not their compiles: the simulator runs a Python thread per CUDA thread, so a
+#: kernel point's cost grows with its block and tile, and the costly points of a contract sit together.
+LAUNCH_BOUND = {"simulator"}
 SANITIZER_TOOLS = ("racecheck", "memcheck", "initcheck", "synccheck")
 #: Set by the nightly runner: the folder where a lane must leave its journals.
 LANE_OUT_ENV = "COOP_LANE_OUT"

@@ -46,7 +46,7 @@ from harness.journal import (
     journal_ended,
     read_journal,
 )
-from harness.lanes import lane_groups, lane_kind
+from harness.lanes import LAUNCH_BOUND, lane_groups, lane_kind
 from harness.progress import JournalTail, RunProgress
 from harness.scaling import balance, costs_of
 from harness.statuses import Status
@@ -192,13 +192,17 @@ def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[s
 
     Without ``config.costs`` a shard takes a contiguous k-th slice of each backend's groups per contract:
     neighbouring kernel points share most compile-time parameters, so a backend whose kernels ignore some axis
-    (numba's ignore the block shape) still compiles each kernel in about one shard, not in all of them. With
-    them, the lane's groups go to shards by :func:`harness.scaling.balance` of their measured cost.
+    (numba's ignore the block shape) still compiles each kernel in about one shard, not in all of them. A
+    :data:`~harness.lanes.LAUNCH_BOUND` lane's shard takes every n-th group instead, which spreads the costly
+    points (the simulator's smoke lane in two shards: 17 s and 231 s of launches in slices). With measured costs,
+    the lane's groups go to shards by :func:`harness.scaling.balance` of them.
     """
     k, n = config.shard
     lanes = [(backend, contract, lane_groups(contract, backend, config.profile, config.lane))
              for backend in config.backends for contract in contracts]
-    if config.costs is None:
+    if config.costs is None and lane_kind(config.lane) in LAUNCH_BOUND:
+        shares = [mine[k - 1::n] for _backend, _contract, mine in lanes]
+    elif config.costs is None:
         shares = [mine[(k - 1) * len(mine) // n:k * len(mine) // n] for _backend, _contract, mine in lanes]
     else:
         owner = iter(balance(costs_of([group.kernel for *_lane, mine in lanes for group in mine], config.costs), n))

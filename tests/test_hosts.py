@@ -134,8 +134,9 @@ def test_a_host_lost_mid_run_keeps_what_came_back_and_a_resume_runs_only_the_res
     contracts = load_contracts(small_contracts)
     mine = planned_groups(RunConfig("simulator", "full", backends=["model"], contracts_dir=small_contracts,
                                     shard=(2, 2)), contracts)
-    hung = coopcheck.kernel_symbol(mine[-1][1][0].spec)  # shard 2's last kernel; groups before it come back
-    first = next(i for i, (_backend, cases) in enumerate(mine) if hung in coopcheck.kernel_symbol(cases[0].spec))
+    hung = coopcheck.kernel_symbol(mine[-1][1][0].spec, include_block=True)  # shard 2's last group; those before
+    first = next(i for i, (_backend, cases) in enumerate(mine)  # it come back (the other shard has other blocks)
+                 if hung in coopcheck.kernel_symbol(cases[0].spec, include_block=True))
     assert first > 0
     journal = tmp_path / "lane.jsonl"
     second = tmp_path / "lane.shard2of2.jsonl"

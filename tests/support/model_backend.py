@@ -42,8 +42,9 @@ ENTRY_POINT = "model = tests.support.model_backend:ModelAdapter"
 
 
 def planted_fault(spec: coopcheck.KernelSpec) -> str:
-    """The kind of the first planted fault whose text the kernel symbol of ``spec`` contains ('' for none)."""
-    symbol = coopcheck.kernel_symbol(spec)
+    """The kind of the first planted fault whose text the kernel symbol of ``spec``, its block shape included,
+    contains ('' for none): a symbol without the block plants it in every block shape."""
+    symbol = coopcheck.kernel_symbol(spec, include_block=True)
     for entry in os.environ.get(FAULT_ENV, "").split(","):
         kind, _, where = entry.partition(":")
         if where and where in symbol:
