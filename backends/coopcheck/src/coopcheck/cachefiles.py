@@ -6,9 +6,11 @@ over its name, so parallel workers may share a folder and a reader never sees ha
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
 #: Values of a cache variable that turn the cache off.
 OFF = ("", "none")
@@ -33,3 +35,12 @@ def write_atomically(path: Path, data: bytes) -> None:
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def add_sources(digest: hashlib._Hash, *packages: ModuleType) -> None:
+    """Feed ``digest`` every Python source file of ``packages`` (each by package and file name): a cache key over
+    them changes with any edit to the code that builds a cached artifact, the shared ABI package's included."""
+    for package in packages:
+        folder = Path(package.__file__ or "").parent
+        for path in sorted(folder.glob("*.py")):
+            digest.update(f"{folder.name}/{path.name}".encode() + b"\0" + path.read_bytes())

@@ -16,7 +16,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import coopcheck
-from coopcheck.cachefiles import cache_root
+from coopcheck.cachefiles import add_sources, cache_root
 
 #: Cache folder; empty or "none" turns the cache off. Default: the user's cache folder, coopcheck-cutlass/.
 CACHE_DIR_ENV = "COOP_CUTLASS_CACHE_DIR"
@@ -32,11 +32,13 @@ def default_root() -> Path | None:
 
 @cache
 def toolchain_digest() -> str:
-    """What else decides the output: the DSL's version, coop's version and this package's source."""
+    """What else decides the output: the DSL's version and the source of this package and of the shared ABI package
+    its kernels are built from (coop's version alone would keep a cubin across an edit there)."""
+    import coopcheck_cutlass
+
     digest = hashlib.sha256()
     digest.update(f"nvidia-cutlass-dsl {version('nvidia-cutlass-dsl')}; coop {coopcheck.__version__}".encode())
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    add_sources(digest, coopcheck_cutlass, coopcheck)
     return digest.hexdigest()
 
 

@@ -340,3 +340,21 @@ def test_the_contracts_rejection_cases_are_refused_naming_the_rule(spec: coopche
     with pytest.raises(coopcheck.InvalidParameter) as raised:
         CutlassAdapter(disk_cache=False).compile(spec, arch="sm_90")
     assert raised.value.rule == rule
+
+
+@pytest.mark.parametrize("edited", [Path(adapter_module.__file__).with_name("kernels.py"),
+                                    Path(coopcheck.__file__).with_name("exchange.py")], ids=["own", "shared-abi"])
+def test_the_cache_key_covers_every_source_a_kernel_is_built_from(edited: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels are built from this package and from the shared ABI package (tile lengths, warp lanes, rules):
+    a change to either must not reuse a cached cubin, which the host lane would inspect in place of the new one."""
+    from coopcheck_cutlass.cache import toolchain_digest
+
+    before = toolchain_digest()
+    toolchain_digest.cache_clear()
+    read = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda path: read(path) + (b"# edited\n" if path == edited else b""))
+    try:
+        assert toolchain_digest() != before
+    finally:
+        toolchain_digest.cache_clear()

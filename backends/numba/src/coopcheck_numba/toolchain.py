@@ -100,15 +100,19 @@ def link_cubin(ptx: str, arch: str, label: str) -> bytes:
 
 @functools.cache
 def fingerprint() -> str:
-    """Identity of everything that shapes the artifacts: this package's source and the toolchain.
+    """Identity of everything that shapes the artifacts: the source of this package and of the shared ABI package
+    its kernels import (tile lengths, warp lanes, rules), and the toolchain.
 
     Keys the on-disk artifact cache, so a changed kernel source or toolchain never reuses an entry.
     """
+    import coopcheck
+    from coopcheck.cachefiles import add_sources
     from cuda.pathfinder import load_nvidia_dynamic_lib
 
+    import coopcheck_numba
+
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    add_sources(digest, coopcheck_numba, coopcheck)
     for distribution in ("numba-cuda", "numba", "llvmlite", "cuda-bindings"):
         digest.update(f"{distribution}={_version_of(distribution)}\0".encode())
     for library in ("nvvm", "nvJitLink"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import coopcheck
 import pytest
 from coopcheck_numba import toolchain
 from coopcheck_numba.cache import ENV, ArtifactCache
@@ -81,3 +82,19 @@ def test_cache_is_opt_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     monkeypatch.setenv(ENV, str(tmp_path))
     cache = ArtifactCache.from_environment()
     assert cache is not None and cache.root == tmp_path
+
+
+@pytest.mark.parametrize("edited", [Path(toolchain.__file__).with_name("kernels.py"),
+                                    Path(coopcheck.__file__).with_name("exchange.py")], ids=["own", "shared-abi"])
+def test_the_fingerprint_covers_every_source_a_kernel_is_built_from(edited: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels are built from this package and from the shared ABI package (tile lengths, warp lanes, rules):
+    a change to either must not reuse a cached cubin."""
+    before = toolchain.fingerprint()
+    toolchain.fingerprint.cache_clear()
+    read = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda path: read(path) + (b"# edited\n" if path == edited else b""))
+    try:
+        assert toolchain.fingerprint() != before
+    finally:
+        toolchain.fingerprint.cache_clear()
