@@ -127,25 +127,28 @@ def _past_valid(spec: coopcheck.KernelSpec, snap: Batch, got_raw: np.ndarray, wr
 
 def _skipped(spec: coopcheck.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_],
              blocks: npt.NDArray[np.bool_]) -> Iterator[tuple[int, str]]:
-    """Blocks whose wrong elements all belong to one thread (or one warp) that left them as they were."""
+    """Blocks whose wrong elements all belong to one thread (or one warp) that left them as they were (only the
+    candidate ``blocks`` are looked at: a launch has thousands, a failing one a few)."""
     from harness.oracles.block_load_store import params_of
 
     p = params_of(spec, snap)
-    n, ipt = snap.n_blocks, spec.items_per_thread
+    n, ipt, at = snap.n_blocks, spec.items_per_thread, np.flatnonzero(blocks)
+    miss = wrong[at]
     if isinstance(snap, coopcheck.LoadBatch):
-        thread = np.broadcast_to(np.arange(spec.tile) // ipt, wrong.shape)
-        before = np.asarray(snap.init).reshape(n, -1)
+        thread = np.broadcast_to(np.arange(spec.tile) // ipt, miss.shape)
+        before = np.asarray(snap.init).reshape(n, -1)[at]
     else:
         rank_of_index = np.empty(spec.tile, dtype=np.int64)
         rank_of_index[p.idx] = np.arange(spec.tile) // ipt
-        k = np.clip(np.arange(snap.region)[None, :] - p.offset[:, None], 0, spec.tile - 1)
+        k = np.clip(np.arange(snap.region)[None, :] - p.offset[at, None], 0, spec.tile - 1)
         thread = rank_of_index[k]
-        before = np.asarray(snap.dst).reshape(n, -1)
-    untouched = ((raw_view(np.ascontiguousarray(got)) == raw_view(np.ascontiguousarray(before))) | ~wrong).all(axis=1)
-    explained = np.zeros(n, dtype=bool)
+        before = np.asarray(snap.dst).reshape(n, -1)[at]
+    same = raw_view(np.ascontiguousarray(got[at])) == raw_view(np.ascontiguousarray(before))
+    untouched = (same | ~miss).all(axis=1)
+    explained = np.zeros(len(at), dtype=bool)
     for unit, name in ((1, "skipped-thread"), (WARP_SIZE, "skipped-warp")):
-        who = np.where(wrong, thread // unit, -1)
-        lo = np.where(wrong, who, np.iinfo(np.int64).max).min(axis=1)
-        one = blocks & untouched & (lo == who.max(axis=1)) & ~explained
+        who = np.where(miss, thread // unit, -1)
+        lo = np.where(miss, who, np.iinfo(np.int64).max).min(axis=1)
+        one = untouched & (lo == who.max(axis=1)) & ~explained
         explained |= one
-        yield from ((int(b), name) for b in np.flatnonzero(one))
+        yield from ((int(b), name) for b in at[one])
