@@ -73,9 +73,15 @@ class Transition:
     id: str
     was: str | None
     now: str | None
-    regression: bool  # accepted before (or absent), not accepted now
+    regression: bool  # accepted before (or absent), not accepted now, in a lane that ran to its end
     since: str
     night: str
+    unreached: bool = False  # absent or Missing now because the lane was stopped before it reached the case
+
+
+def stopped(returncode: int | None) -> bool:
+    """Whether a lane's command was stopped before its end: past its limit (None) or by a signal (negative)."""
+    return returncode is None or returncode < 0
 
 
 def _verdicts(night: dict[str, Any], combination: str) -> Verdicts:
@@ -96,14 +102,16 @@ def transitions(nights: Sequence[dict[str, Any]]) -> list[Transition]:
             if before is None:
                 continue
             was_all, now_all = _verdicts(before, combination), _verdicts(night, combination)
+            cut_short = stopped(entry.get("result", {}).get("returncode"))
             for lane in sorted(now_all.keys() & was_all.keys()):
                 was, now = was_all[lane], now_all[lane]
                 for case_id in sorted(was.keys() | now.keys()):
                     a, b = was.get(case_id), now.get(case_id)
                     if a != b:
+                        unreached = cut_short and (b is None or str(b[0]) == "Missing")
                         found.append(Transition(combination, lane, case_id, a and str(a[0]), b and str(b[0]),
-                                                (a is None or a[1]) and (b is None or not b[1]),
-                                                before["night"], night["night"]))
+                                                not unreached and (a is None or a[1]) and (b is None or not b[1]),
+                                                before["night"], night["night"], unreached))
     return found
 
 

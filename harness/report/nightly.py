@@ -43,6 +43,7 @@ from harness.report.matrix import Combination, Matrix
 from harness.report.render import render_markdown_template
 from harness.report.toolchain import Installer, env_python
 from harness.report.verdicts import Lane, journals_in, load_lanes
+from harness.statuses import Status
 
 SCHEMA = 1
 KIND = "coop-nightly-rollup"
@@ -130,6 +131,7 @@ class LaneResult:
     verdicts: dict[str, Any] | None = None
     toolchain: dict[str, str] = field(default_factory=dict)  # distribution -> version installed (or pinned)
     regressions: int | None = None  # against the baseline (None: none given, or no verdicts)
+    unreached: int | None = None  # baseline cases a stopped lane never reached (not regressions: it never ran them)
     flakes: int | None = None
     wheels: str = ""  # the source of the wheels it installed (commit, "+ changes" when built from a changed tree)
 
@@ -146,7 +148,7 @@ def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, l
     journals = journals_in(lane_out, recursive=True)
     names = [p.relative_to(out).as_posix() for p in journals]
     verdicts, problem, lanes = None, "", []
-    regressions = flakes = None
+    regressions = flakes = unreached = None
     if not journals:
         problem = f"it left no journal in {lane_out.relative_to(out).as_posix()}"
     else:
@@ -157,7 +159,9 @@ def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, l
             problem = f"its journals cannot be read: {exc}"
     if lanes and baseline is not None:
         diff = compare(baseline, lanes)
-        regressions = len(diff.new_failures) + len(diff.missing) + len(diff.flakes)
+        missing = len(diff.missing) + sum(1 for c in diff.new_failures if c.now == str(Status.MISSING))
+        unreached = missing if history.stopped(rc) else 0
+        regressions = len(diff.new_failures) + len(diff.missing) + len(diff.flakes) - unreached
         flakes = len(diff.flakes) + len(diff.known_flakes)
     if rc is None:
         reason = f"timed out after {timeout_s:g} s"
@@ -173,7 +177,7 @@ def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, l
         reason = ""
     return LaneResult(combo.id, "failed" if reason else "passed", reason, rc, round(seconds, 1),
                       log.relative_to(out).as_posix() if log.exists() else None, names, verdicts,
-                      regressions=regressions, flakes=flakes), lanes
+                      regressions=regressions, flakes=flakes, unreached=unreached), lanes
 
 
 @dataclass(frozen=True)
@@ -218,7 +222,7 @@ class Rollup:
 #: Cases a Markdown row of status changes names; the JSON keeps every one, packed.
 SHOWN = 3
 #: What one kind of status change shares.
-CHANGE_KIND = ("combination", "lane", "was", "now", "since", "night", "regression")
+CHANGE_KIND = ("combination", "lane", "was", "now", "since", "night", "regression", "unreached")
 
 
 def grouped_changes(transitions: list[history.Transition]) -> list[tuple[dict[str, Any], list[str]]]:

@@ -303,6 +303,45 @@ def test_each_lane_is_compared_with_the_baseline(tmp_path: Path) -> None:
     assert "| 1/2 | Pass 1, Fail 1 | " in (tmp_path / "out" / "nightly.md").read_text()
 
 
+def test_a_stopped_lane_counts_the_cases_it_never_reached_apart_from_its_regressions(tmp_path: Path) -> None:
+    """A lane stopped by a signal or its limit left the rest of its cases unrun: they are not reached, not
+    regressions; a case it did run and fail still is one."""
+    good, bad, gone = case_id("numba"), case_id("cutlass"), case_id("rustfatbin")
+    baseline = {"gpu": {good: (Status.PASS, True), bad: (Status.PASS, True), gone: (Status.PASS, True)}}
+
+    def runner(combo: Combination, lane_out: Path, log: Path) -> int:
+        write_journal(lane_out / "gpu.jsonl", "gpu", [(good, Status.PASS), (bad, Status.FAIL)], ended=False)
+        return -15
+
+    rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(), runner=runner,
+                         only="numpy=2.x,lane=gpu", night=Night(baseline=baseline))
+    [lane] = [r for r in rollup.results if r.outcome != "not run"]
+    assert (lane.outcome, lane.regressions, lane.unreached) == ("failed", 1, 1)
+    assert "| 1 (+1 not reached) |" in (tmp_path / "out" / "nightly.md").read_text()
+
+
+def test_the_cases_a_stopped_lane_never_reached_are_no_first_bad_night(tmp_path: Path) -> None:
+    """Night 2's lane was stopped after one of its two cases: the other is absent because it was not reached, which
+    the roll-up says, and neither marks night 2 as its first bad night nor enters the bisect lines."""
+    history_file, stopped = tmp_path / "history.jsonl", {"now": False}
+    reached, unreached = case_id("numba"), case_id("cutlass")
+
+    def runner(combo: Combination, lane_out: Path, log: Path) -> int:
+        cases = [(reached, Status.PASS)] + ([] if stopped["now"] else [(unreached, Status.PASS)])
+        write_journal(lane_out / "lane.jsonl", "host", cases, ended=not stopped["now"])
+        return -15 if stopped["now"] else 0
+
+    for name in ("n1", "n2"):
+        stopped["now"] = name == "n2"
+        rollup = run_nightly(load_matrix(matrix(tmp_path)), tmp_path / "out", probes(), runner=runner,
+                             only="numpy=2.x,lane=host", night=Night(history=history_file, name=name))
+    assert [(t.id, t.was, t.now, t.regression, t.unreached) for t in rollup.transitions] == [
+        (unreached, "Pass", None, False, True)]
+    text = (tmp_path / "out" / "nightly.md").read_text()
+    assert "| Pass | (absent) | n1 | n2 (not reached: the lane was stopped) | 1 |" in text
+    assert "first bad night" not in text and not rollup.bisect
+
+
 @pytest.mark.usefixtures("model_backend")
 def test_two_nights_show_the_planted_transition_with_its_night_and_lane(
         tmp_path: Path, small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
