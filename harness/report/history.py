@@ -21,6 +21,7 @@ from typing import Any
 from harness.journal import append_line
 from harness.report.baseline import Verdicts, verdicts_of
 from harness.report.errors import ReportError
+from harness.statuses import Status
 
 SCHEMA = 1
 KIND = "coop-nightly-night"
@@ -84,6 +85,11 @@ def stopped(returncode: int | None) -> bool:
     return returncode is None or returncode < 0
 
 
+def not_reached(now: str | None) -> bool:
+    """Whether a case's status in a stopped lane says only that the lane never got to it: absent, or in flight."""
+    return now is None or now == str(Status.MISSING)
+
+
 def _verdicts(night: dict[str, Any], combination: str) -> Verdicts:
     return verdicts_of(night["lanes"][combination]["verdicts"], f"history {night['night']}: {combination}")
 
@@ -108,7 +114,7 @@ def transitions(nights: Sequence[dict[str, Any]]) -> list[Transition]:
                 for case_id in sorted(was.keys() | now.keys()):
                     a, b = was.get(case_id), now.get(case_id)
                     if a != b:
-                        unreached = cut_short and (b is None or str(b[0]) == "Missing")
+                        unreached = cut_short and not_reached(b and str(b[0]))
                         found.append(Transition(combination, lane, case_id, a and str(a[0]), b and str(b[0]),
                                                 not unreached and (a is None or a[1]) and (b is None or not b[1]),
                                                 before["night"], night["night"], unreached))

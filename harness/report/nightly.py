@@ -43,7 +43,6 @@ from harness.report.matrix import Combination, Matrix
 from harness.report.render import render_markdown_template
 from harness.report.toolchain import Installer, env_python
 from harness.report.verdicts import Lane, journals_in, load_lanes
-from harness.statuses import Status
 
 SCHEMA = 1
 KIND = "coop-nightly-rollup"
@@ -159,8 +158,8 @@ def _judge(combo: Combination, rc: int | None, seconds: float, lane_out: Path, l
             problem = f"its journals cannot be read: {exc}"
     if lanes and baseline is not None:
         diff = compare(baseline, lanes)
-        missing = len(diff.missing) + sum(1 for c in diff.new_failures if c.now == str(Status.MISSING))
-        unreached = missing if history.stopped(rc) else 0
+        changed = [c.now for c in [*diff.missing, *diff.new_failures]] if history.stopped(rc) else []
+        unreached = sum(map(history.not_reached, changed))
         regressions = len(diff.new_failures) + len(diff.missing) + len(diff.flakes) - unreached
         flakes = len(diff.flakes) + len(diff.known_flakes)
     if rc is None:

@@ -41,6 +41,8 @@ def add_sources(digest: hashlib._Hash, *packages: ModuleType) -> None:
     """Feed ``digest`` every Python source file of ``packages`` (each by package and file name): a cache key over
     them changes with any edit to the code that builds a cached artifact, the shared ABI package's included."""
     for package in packages:
-        folder = Path(package.__file__ or "").parent
+        if package.__file__ is None:
+            raise ValueError(f"{package.__name__} has no source folder to key a cache by")
+        folder = Path(package.__file__).parent
         for path in sorted(folder.glob("*.py")):
             digest.update(f"{folder.name}/{path.name}".encode() + b"\0" + path.read_bytes())
