@@ -56,6 +56,7 @@ class Engine:
     _compiled: dict[Hashable, Any] = field(default_factory=dict)
     _compile_errors: dict[Hashable, str] = field(default_factory=dict)
     _reports: dict[Hashable, Any] = field(default_factory=dict)  # kernel key -> its inspection (KernelReport)
+    _prepared: dict[Hashable, float] = field(default_factory=dict)  # kernel key -> seconds :meth:`prepare` compiled it
     launches: int = 0  # launches so far: the sequence number of the launch ledger
     #: Seconds spent per phase (see :meth:`timed`), for the run summary and the journal's end record.
     phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -104,7 +105,8 @@ class Engine:
                 verdicts = [self._record(c, Status.NOT_SUPPORTED, reason) for c in rest]
             else:
                 verdicts = self._inspect(spec, rest)
-            share = _share(started, len(rest))
+            compiled_before = self._prepared.pop(self.adapter.kernel_key(spec), 0.0)
+            share = _share(started, len(rest), compiled_before / len(rest))
             records += [_with_seconds(r, share) for r in verdicts]
         return records
 
@@ -155,12 +157,39 @@ class Engine:
     def prepare(self, spec: coopcheck.KernelSpec, cases: list[Case]) -> None:
         """Compile ``spec``'s kernel now if :meth:`run_group` would compile it for ``cases`` (a benchmark keeps
         compiles off its clock): not for a kernel the backend does not implement, nor, in a launch lane, for a
-        group whose every case it declines. A failure (to declare, to compile) shows in :meth:`run_group`."""
+        group whose every case it declines, nor for rejection cases (each compiles its statics itself, and a
+        refusal must not stand for the kernel key they may share with a valid spec). A failure (to declare, to
+        compile) shows in :meth:`run_group`."""
+        cases = [c for c in cases if c.reject is None]
         with suppress(Exception):
-            if undeclared(self.adapter, spec) or self.adapter.unsupported_reason(spec):
+            if not cases or undeclared(self.adapter, spec) or self.adapter.unsupported_reason(spec):
                 return
             if not LANES[lane_kind(self.lane)] or self._declined(spec, [c for c in cases if is_run_case(c)])[1]:
-                self._compile(spec)
+                started = time.perf_counter()
+                try:
+                    self._compile(spec)
+                finally:  # a host lane's verdicts carry their group's compile, as a launch lane's do
+                    if not LANES[lane_kind(self.lane)]:
+                        self._prepared[self.adapter.kernel_key(spec)] = time.perf_counter() - started
+
+    def prefetch_inspections(self, specs: list[coopcheck.KernelSpec]) -> None:
+        """Host lane: list the SASS of the kernels of ``specs`` compiled so far (:meth:`prepare`) and not inspected
+        yet in one disassembly (:mod:`harness.inspect.batched`), so that their :meth:`run_group` finds it made. A
+        kernel this cannot list, or whose artifacts fail, is left to its own inspection, which says why."""
+        try:
+            from harness.inspect.batched import prefetch
+        except ImportError:
+            return  # _inspect names the missing extra
+        cubins = []
+        for spec in specs:
+            key = self.adapter.kernel_key(spec)
+            if key in self._compiled and key not in self._reports:
+                with suppress(Exception):
+                    artifacts = self.adapter.artifacts(self._compiled[key])
+                    if artifacts.cubin is not None:
+                        cubins.append((artifacts.cubin, artifacts.kernel_name))
+        with self.timed("inspect"):
+            prefetch(cubins)
 
     def _compile(self, spec: coopcheck.KernelSpec) -> Any:
         """Compile once per kernel key; a failure is remembered, not retried, per key."""

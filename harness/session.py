@@ -46,7 +46,7 @@ from harness.journal import (
     journal_ended,
     read_journal,
 )
-from harness.lanes import LAUNCH_BOUND, lane_groups, lane_kind
+from harness.lanes import LANES, LAUNCH_BOUND, lane_groups, lane_kind
 from harness.progress import JournalTail, RunProgress
 from harness.scaling import balance, costs_of
 from harness.statuses import Status
@@ -59,6 +59,9 @@ RESUMED = ("lane", "profile", "seed", "shard", "backends", "arch", "max_blocks",
            "expectations_sha256", "balance_sha256")
 #: A worker lost this many times in a row before it recorded a verdict stops the run: it would never get anywhere.
 MAX_STALLS = 3
+#: Host lanes: groups compiled one by one, then inspected with one disassembly of all their kernels
+#: (:mod:`harness.inspect.batched`: nvdisasm's start-up, not the listing, is most of a kernel's inspection).
+INSPECT_CHUNK = 32
 #: The exit status of a worker stopped by an interrupt (the shell's 128 + SIGINT).
 INTERRUPTED = 130
 #: The least time a worker gets before it announces its first group: starting (imports, contracts, reading the
@@ -232,20 +235,35 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
         counts: Counter[str] = Counter(str(r.status) for r in done.values())
         writer.write(session)
         engines: dict[str, Engine] = {}
-        for backend, cases in planned_groups(config, contracts):
-            todo = [c for c in cases if c.id not in done]
-            if not todo:
-                continue
+
+        def engine(backend: str) -> Engine:
             if backend not in engines:
                 activating = time.perf_counter()
                 engines[backend] = Engine(coopcheck.register(backend), config.lane, config.seed, writer.write,
                                           config.arch, config.max_blocks)
                 engines[backend].phases["startup"] += time.perf_counter() - activating + (
                     activating - started if len(engines) == 1 else 0.0)
-            writer.write(GroupRecord(todo[0].kernel_id, tuple(c.id for c in todo)))
-            for record in engines[backend].run_group(todo[0].spec, todo):
-                counts[str(record.status)] += 1
-            writer.sync()
+            return engines[backend]
+
+        todo = [(b, [c for c in cases if c.id not in done]) for b, cases in planned_groups(config, contracts)]
+        todo = [(backend, cases) for backend, cases in todo if cases]
+        chunk = 1 if LANES[lane_kind(config.lane)] else INSPECT_CHUNK
+        for first in range(0, len(todo), chunk):
+            batch = todo[first:first + chunk]
+            if len(batch) > 1:  # compile each (announced: a compiler that kills the worker is charged its own group),
+                for backend, cases in batch:  # then list the batch's SASS in one disassembly
+                    backend_engine = engine(backend)  # activated first: a backend lost activating costs no group
+                    writer.write(GroupRecord(cases[0].kernel_id, tuple(c.id for c in cases)))
+                    backend_engine.prepare(cases[0].spec, cases)
+                for backend in dict.fromkeys(b for b, _ in batch):
+                    engines[backend].prefetch_inspections([cases[0].spec for b, cases in batch if b == backend])
+            for backend, cases in batch:
+                backend_engine = engine(backend)
+                if len(batch) == 1:
+                    writer.write(GroupRecord(cases[0].kernel_id, tuple(c.id for c in cases)))
+                for record in backend_engine.run_group(cases[0].spec, cases):
+                    counts[str(record.status)] += 1
+                writer.sync()
         writer.write(EndRecord(dict(counts), phases={b: _rounded(e.phases) for b, e in engines.items()}))
     return counts
 

@@ -15,7 +15,7 @@ import pytest
 from harness.cases import group_by_kernel
 from harness.cli import main
 from harness.contracts import load_contracts
-from harness.engine import Engine
+from harness.engine import CompileFailed, Engine
 from harness.errors import HarnessError
 from harness.inspect.limits import REGISTERS_PER_BLOCK, block_registers
 from harness.journal import CaseRecord, LaunchRecord, Record, ResourceRecord, final_cases, read_journal
@@ -296,3 +296,30 @@ def test_resource_rules_are_chosen_per_kernel_point_where_a_kernel_key_spans_sev
     engine = _engine("host", BlockAtLaunch(), [])
     statuses = {block: {r.status for r in engine.run_group(*groups[block])} for block in ((5, 3, 2), (64,))}
     assert statuses == {(5, 3, 2): {Status.PASS}, (64,): {Status.FAIL}}
+
+
+def test_a_rejection_compiled_ahead_does_not_stand_for_the_valid_kernel_of_its_key(
+        small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host lane compiles a batch's groups ahead (``prepare``); a rejection case's refusal must not be
+    remembered for the kernel key it shares with a valid spec (numba's key leaves statics to the launch)."""
+    contract = next(c for c in load_contracts(small_contracts) if c.id == "block.store")
+    cases = lane_cases(contract, "model", "pr", "host")
+    reject = next(c for c in cases if c.reject is not None)
+    spec, valid = next(iter(group_by_kernel(c for c in cases if c.reject is None)))
+    adapter = ModelAdapter()
+    monkeypatch.setattr(adapter, "kernel_key", lambda spec: "one key", raising=False)
+
+    def compile_only(self: Engine, spec: coopcheck.KernelSpec, cases: list[Any]) -> list[CaseRecord]:
+        """The host lane's verdicts less the SASS (the model has no cubin): a compile error, else Pass."""
+        try:
+            self._compile(spec)
+        except CompileFailed as exc:
+            return [self._record(c, Status.COMPILE_ERROR, str(exc)) for c in cases]
+        return [self._record(c, Status.PASS) for c in cases]
+
+    monkeypatch.setattr(Engine, "_inspect", compile_only)
+    emitted: list[Record] = []
+    engine = _engine("host", adapter, emitted)
+    engine.prepare(reject.spec, [reject])
+    records = engine.run_group(spec, valid)
+    assert {r.status for r in records} == {Status.PASS}, records[0].detail

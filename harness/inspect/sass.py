@@ -61,6 +61,16 @@ def matches(pattern: str, mnemonic: str) -> bool:
     return mnemonic == pattern or mnemonic.startswith(pattern + ".")
 
 
+def listed(sha256: str) -> bool:
+    """Whether this process holds the listing of the cubin of ``sha256``."""
+    return sha256 in _listings
+
+
+def remember(sha256: str, sections: dict[str, str]) -> None:
+    """Keep the listing of a cubin made elsewhere (:mod:`harness.inspect.batched`): section name -> listing."""
+    _listings[sha256] = sections
+
+
 def kernel_listing(cubin: bytes, sha256: str, kernel: str) -> str:
     """The nvdisasm listing of ``.text.<kernel>``, with the callees ptxas placed in that section.
 
@@ -99,22 +109,24 @@ def parse_listing(listing: str, kernel: str) -> tuple[Instruction, ...]:
 
 
 def _disassemble(cubin: bytes, kernel: str) -> str:
+    return run_nvdisasm(cubin, [], f"kernel {kernel}")
+
+
+def run_nvdisasm(image: bytes, options: list[str], what: str) -> str:
+    """nvdisasm's listing of ``image`` (a cubin, or raw code with ``--binary``); ``what`` names it in errors."""
     nvdisasm = locate_tool("nvdisasm", NVDISASM_PACKAGE)
     with tempfile.TemporaryDirectory(prefix="coop-inspect-") as folder:
-        image = Path(folder) / "image.cubin"
-        image.write_bytes(cubin)
+        path = Path(folder) / "image"
+        path.write_bytes(image)
         try:
             done = subprocess.run(
                 # --no-dataflow: it only infers labels for branch-stack jumps, which nothing here
                 # reads, and it doubles nvdisasm's run time.
-                [str(nvdisasm), "--print-code", "--no-dataflow", str(image)],
+                [str(nvdisasm), *options, "--print-code", "--no-dataflow", str(path)],
                 capture_output=True, text=True, timeout=NVDISASM_TIMEOUT_S, check=False,
             )
         except subprocess.TimeoutExpired:
-            raise InspectError(f"kernel {kernel}: {nvdisasm} ran past {NVDISASM_TIMEOUT_S} s") from None
+            raise InspectError(f"{what}: {nvdisasm} ran past {NVDISASM_TIMEOUT_S} s") from None
     if done.returncode != 0:
-        raise InspectError(
-            f"kernel {kernel}: {nvdisasm} exited with {done.returncode}: {done.stderr.strip()[-500:]}"
-        )
+        raise InspectError(f"{what}: {nvdisasm} exited with {done.returncode}: {done.stderr.strip()[-500:]}")
     return done.stdout
-
