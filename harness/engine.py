@@ -156,10 +156,10 @@ class Engine:
 
     def prepare(self, spec: coopcheck.KernelSpec, cases: list[Case]) -> None:
         """Compile ``spec``'s kernel now if :meth:`run_group` would compile it for ``cases`` (a benchmark keeps
-        compiles off its clock): not for a kernel the backend does not implement, nor, in a launch lane, for a
-        group whose every case it declines, nor for rejection cases (each compiles its statics itself, and a
-        refusal must not stand for the kernel key they may share with a valid spec). A failure (to declare, to
-        compile) shows in :meth:`run_group`."""
+        compiles off its clock; a host lane compiles a batch of groups before listing their SASS at once): not for
+        a kernel the backend does not implement, nor, in a launch lane, for a group whose every case it declines,
+        nor for rejection cases (each compiles its statics itself, and a refusal must not stand for the kernel key
+        they may share with a valid spec). A failure (to declare, to compile) shows in :meth:`run_group`."""
         cases = [c for c in cases if c.reject is None]
         with suppress(Exception):
             if not cases or undeclared(self.adapter, spec) or self.adapter.unsupported_reason(spec):
@@ -168,9 +168,10 @@ class Engine:
                 started = time.perf_counter()
                 try:
                     self._compile(spec)
-                finally:  # a host lane's verdicts carry their group's compile, as a launch lane's do
-                    if not LANES[lane_kind(self.lane)]:
-                        self._prepared[self.adapter.kernel_key(spec)] = time.perf_counter() - started
+                finally:  # a host lane's verdicts carry their group's compile, as a launch lane's do: the first
+                    if not LANES[lane_kind(self.lane)]:  # group of a key takes it, a later one the cached lookup
+                        key = self.adapter.kernel_key(spec)
+                        self._prepared[key] = self._prepared.get(key, 0.0) + time.perf_counter() - started
 
     def prefetch_inspections(self, specs: list[coopcheck.KernelSpec]) -> None:
         """Host lane: list the SASS of the kernels of ``specs`` compiled so far (:meth:`prepare`) and not inspected

@@ -4,6 +4,7 @@ naming the group and record nothing; an output off the ABI is a Fail of every ca
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -323,3 +324,26 @@ def test_a_rejection_compiled_ahead_does_not_stand_for_the_valid_kernel_of_its_k
     engine.prepare(reject.spec, [reject])
     records = engine.run_group(spec, valid)
     assert {r.status for r in records} == {Status.PASS}, records[0].detail
+
+
+def test_a_host_lane_group_compiled_ahead_is_charged_its_compile_once(small_contracts: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two groups of one kernel key compiled ahead: the first group's verdicts carry the compile, as they do
+    when it compiles in ``run_group``; the second's compile is the cached one."""
+    contract = next(c for c in load_contracts(small_contracts) if c.id == "block.store")
+    groups = list(group_by_kernel(c for c in lane_cases(contract, "model", "pr", "host") if c.reject is None))[:2]
+    adapter = ModelAdapter()
+    monkeypatch.setattr(adapter, "kernel_key", lambda spec: "one key", raising=False)
+    real_compile = adapter.compile
+
+    def slow_compile(spec: coopcheck.KernelSpec, *, arch: str) -> Any:
+        time.sleep(0.2)
+        return real_compile(spec, arch=arch)
+
+    monkeypatch.setattr(adapter, "compile", slow_compile)
+    monkeypatch.setattr(Engine, "_inspect", lambda self, spec, cases: [self._record(c, Status.PASS) for c in cases])
+    engine = _engine("host", adapter, [])
+    for spec, cases in groups:
+        engine.prepare(spec, cases)
+    first, second = (engine.run_group(spec, cases) for spec, cases in groups)
+    assert sum(r.seconds for r in first) >= 0.2 > sum(r.seconds for r in second)
