@@ -161,15 +161,16 @@ class Engine:
         nor for rejection cases (each compiles its statics itself, and a refusal must not stand for the kernel key
         they may share with a valid spec). A failure (to declare, to compile) shows in :meth:`run_group`."""
         cases = [c for c in cases if c.reject is None]
+        host = not LANES[lane_kind(self.lane)]
         with suppress(Exception):
             if not cases or undeclared(self.adapter, spec) or self.adapter.unsupported_reason(spec):
                 return
-            if not LANES[lane_kind(self.lane)] or self._declined(spec, [c for c in cases if is_run_case(c)])[1]:
+            if host or self._declined(spec, [c for c in cases if is_run_case(c)])[1]:
                 started = time.perf_counter()
                 try:
                     self._compile(spec)
                 finally:  # a host lane's verdicts carry their group's compile, as a launch lane's do: the first
-                    if not LANES[lane_kind(self.lane)]:  # group of a key takes it, a later one the cached lookup
+                    if host:  # group of a key takes it, a later one the cached lookup
                         key = self.adapter.kernel_key(spec)
                         self._prepared[key] = self._prepared.get(key, 0.0) + time.perf_counter() - started
 

@@ -247,20 +247,23 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
 
         todo = [(b, [c for c in cases if c.id not in done]) for b, cases in planned_groups(config, contracts)]
         todo = [(backend, cases) for backend, cases in todo if cases]
-        chunk = 1 if LANES[lane_kind(config.lane)] else INSPECT_CHUNK
-        for first in range(0, len(todo), chunk):
-            batch = todo[first:first + chunk]
-            if len(batch) > 1:  # compile each (announced: a compiler that kills the worker is charged its own group),
-                for backend, cases in batch:  # then list the batch's SASS in one disassembly
+        def announce(cases: list[Case]) -> None:  # a worker lost from here on is charged this group
+            writer.write(GroupRecord(cases[0].kernel_id, tuple(c.id for c in cases)))
+
+        ahead = not LANES[lane_kind(config.lane)]  # a host lane compiles a batch, then lists its SASS at once
+        step = INSPECT_CHUNK if ahead else 1
+        for batch in (todo[first:first + step] for first in range(0, len(todo), step)):
+            if ahead:
+                for backend, cases in batch:
                     backend_engine = engine(backend)  # activated first: a backend lost activating costs no group
-                    writer.write(GroupRecord(cases[0].kernel_id, tuple(c.id for c in cases)))
+                    announce(cases)
                     backend_engine.prepare(cases[0].spec, cases)
                 for backend in dict.fromkeys(b for b, _ in batch):
                     engines[backend].prefetch_inspections([cases[0].spec for b, cases in batch if b == backend])
             for backend, cases in batch:
                 backend_engine = engine(backend)
-                if len(batch) == 1:
-                    writer.write(GroupRecord(cases[0].kernel_id, tuple(c.id for c in cases)))
+                if not ahead:
+                    announce(cases)
                 for record in backend_engine.run_group(cases[0].spec, cases):
                     counts[str(record.status)] += 1
                 writer.sync()

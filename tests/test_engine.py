@@ -299,19 +299,12 @@ def test_resource_rules_are_chosen_per_kernel_point_where_a_kernel_key_spans_sev
     assert statuses == {(5, 3, 2): {Status.PASS}, (64,): {Status.FAIL}}
 
 
-def test_a_rejection_compiled_ahead_does_not_stand_for_the_valid_kernel_of_its_key(
-        small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The host lane compiles a batch's groups ahead (``prepare``); a rejection case's refusal must not be
-    remembered for the kernel key it shares with a valid spec (numba's key leaves statics to the launch)."""
-    contract = next(c for c in load_contracts(small_contracts) if c.id == "block.store")
-    cases = lane_cases(contract, "model", "pr", "host")
-    reject = next(c for c in cases if c.reject is not None)
-    spec, valid = next(iter(group_by_kernel(c for c in cases if c.reject is None)))
-    adapter = ModelAdapter()
+def _host_engine_of_one_key(monkeypatch: pytest.MonkeyPatch, adapter: ModelAdapter) -> Engine:
+    """A host lane engine whose adapter gives every spec one kernel key (as numba's leaves statics and block to the
+    launch), inspecting by compiling only (the model has no cubin): a compile error, else Pass."""
     monkeypatch.setattr(adapter, "kernel_key", lambda spec: "one key", raising=False)
 
     def compile_only(self: Engine, spec: coopcheck.KernelSpec, cases: list[Any]) -> list[CaseRecord]:
-        """The host lane's verdicts less the SASS (the model has no cubin): a compile error, else Pass."""
         try:
             self._compile(spec)
         except CompileFailed as exc:
@@ -319,8 +312,18 @@ def test_a_rejection_compiled_ahead_does_not_stand_for_the_valid_kernel_of_its_k
         return [self._record(c, Status.PASS) for c in cases]
 
     monkeypatch.setattr(Engine, "_inspect", compile_only)
-    emitted: list[Record] = []
-    engine = _engine("host", adapter, emitted)
+    return _engine("host", adapter, [])
+
+
+def test_a_rejection_compiled_ahead_does_not_stand_for_the_valid_kernel_of_its_key(
+        small_contracts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host lane compiles a batch's groups ahead (``prepare``); a rejection case's refusal must not be
+    remembered for the kernel key it shares with a valid spec."""
+    contract = next(c for c in load_contracts(small_contracts) if c.id == "block.store")
+    cases = lane_cases(contract, "model", "pr", "host")
+    reject = next(c for c in cases if c.reject is not None)
+    spec, valid = next(iter(group_by_kernel(c for c in cases if c.reject is None)))
+    engine = _host_engine_of_one_key(monkeypatch, ModelAdapter())
     engine.prepare(reject.spec, [reject])
     records = engine.run_group(spec, valid)
     assert {r.status for r in records} == {Status.PASS}, records[0].detail
@@ -333,7 +336,6 @@ def test_a_host_lane_group_compiled_ahead_is_charged_its_compile_once(small_cont
     contract = next(c for c in load_contracts(small_contracts) if c.id == "block.store")
     groups = list(group_by_kernel(c for c in lane_cases(contract, "model", "pr", "host") if c.reject is None))[:2]
     adapter = ModelAdapter()
-    monkeypatch.setattr(adapter, "kernel_key", lambda spec: "one key", raising=False)
     real_compile = adapter.compile
 
     def slow_compile(spec: coopcheck.KernelSpec, *, arch: str) -> Any:
@@ -341,8 +343,7 @@ def test_a_host_lane_group_compiled_ahead_is_charged_its_compile_once(small_cont
         return real_compile(spec, arch=arch)
 
     monkeypatch.setattr(adapter, "compile", slow_compile)
-    monkeypatch.setattr(Engine, "_inspect", lambda self, spec, cases: [self._record(c, Status.PASS) for c in cases])
-    engine = _engine("host", adapter, [])
+    engine = _host_engine_of_one_key(monkeypatch, adapter)
     for spec, cases in groups:
         engine.prepare(spec, cases)
     first, second = (engine.run_group(spec, cases) for spec, cases in groups)

@@ -17,19 +17,17 @@ address.
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 from elftools.elf.sections import SymbolTableSection
 
 from harness.inspect import sass
-from harness.inspect.cubin import read_resources
+from harness.inspect.cubin import image, sm_number
 from harness.inspect.errors import InspectError
 
 INSTRUCTION_BYTES = 16  # every instruction of the architectures nvdisasm lists here (sm_70 on)
@@ -42,7 +40,7 @@ _HEX = re.compile(r"0x[0-9a-f]+")
 class _Code:
     sha256: str
     kernel: str
-    raw_arch: str  # nvdisasm's --binary name: SM90, SM90a
+    raw_arch: str  # nvdisasm's --binary name: SM90
     text: bytes
     symbols: dict[int, str]  # offset in the section -> the one named symbol there
 
@@ -50,18 +48,16 @@ class _Code:
 def prefetch(cubins: Iterable[tuple[bytes, str]]) -> int:
     """List the kernels of ``cubins`` ((cubin, kernel) pairs) not listed yet, one nvdisasm run per architecture,
     into the listings :func:`harness.inspect.sass.kernel_listing` returns; returns how many it listed."""
-    by_arch: dict[str, list[_Code]] = defaultdict(list)
+    by_arch: dict[str, dict[str, _Code]] = defaultdict(dict)  # raw arch -> sha256 -> code
     for cubin, kernel in cubins:
         sha256 = hashlib.sha256(cubin).hexdigest()
-        if sass.listed(sha256):
-            continue
-        code = _one_kernel_code(cubin, sha256, kernel)
-        if code is not None and all(c.sha256 != sha256 for c in by_arch[code.raw_arch]):
-            by_arch[code.raw_arch].append(code)
+        if not sass.listed(sha256) and (code := _one_kernel_code(cubin, sha256, kernel)) is not None:
+            by_arch[code.raw_arch].setdefault(sha256, code)
     listed = 0
-    for raw_arch, codes in by_arch.items():
-        if len(codes) < 2:  # one file either way
+    for raw_arch, by_sha in by_arch.items():
+        if len(by_sha) < 2:  # one file either way
             continue
+        codes = list(by_sha.values())
         try:
             listings = _listings(raw_arch, codes)
         except InspectError:
@@ -74,9 +70,10 @@ def prefetch(cubins: Iterable[tuple[bytes, str]]) -> int:
 
 
 def _one_kernel_code(cubin: bytes, sha256: str, kernel: str) -> _Code | None:
-    """The code of a cubin whose only code section is ``.text.<kernel>`` and which nothing relocates; else None."""
+    """The code of a cubin whose only code section is ``.text.<kernel>`` and which nothing relocates; else None.
+    The parse is :func:`harness.inspect.cubin.image`'s, which the kernel's figures read next."""
     try:
-        elf = ELFFile(io.BytesIO(cubin))
+        elf = image(cubin).elf
         sections = list(elf.iter_sections())
         texts = [i for i, s in enumerate(sections) if s.name.startswith(".text.")]
         if len(texts) != 1 or sections[texts[0]].name != f".text.{kernel}":
@@ -91,13 +88,13 @@ def _one_kernel_code(cubin: bytes, sha256: str, kernel: str) -> _Code | None:
                 for symbol in section.iter_symbols():
                     if symbol.name and symbol["st_shndx"] == texts[0] and symbol["st_info"]["type"] != "STT_SECTION":
                         symbols[symbol["st_value"]].append(symbol.name)
-        arch = read_resources(cubin, kernel).arch  # "sm_90", "sm_90a"
+        raw_arch = f"SM{sm_number(elf, kernel)}"
         data = sections[texts[0]].data()
     except (ELFError, InspectError, ValueError):
         return None  # the per-cubin run says what is wrong with it
     if not data or len(data) % INSTRUCTION_BYTES or any(len(names) > 1 for names in symbols.values()):
         return None
-    return _Code(sha256, kernel, "SM" + arch.removeprefix("sm_"), data, {at: n[0] for at, n in symbols.items()})
+    return _Code(sha256, kernel, raw_arch, data, {at: names[0] for at, names in symbols.items()})
 
 
 def _listings(raw_arch: str, codes: list[_Code]) -> list[str | None]:

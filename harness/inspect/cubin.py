@@ -77,7 +77,7 @@ class KernelResources:
 def read_resources(cubin: bytes, kernel: str) -> KernelResources:
     """Read ``kernel``'s figures from ``cubin``; :class:`InspectError` names the kernel and the problem."""
     try:
-        return _read(_image(cubin), kernel)
+        return _read(image(cubin), kernel)
     except ELFError as exc:
         raise InspectError(f"kernel {kernel}: cubin is not a readable ELF image: {exc}") from None
 
@@ -91,9 +91,11 @@ class _Image:
     module: list[tuple[int, int, int]]
 
 
-@functools.lru_cache(maxsize=8)
-def _image(cubin: bytes) -> _Image:
-    """A fatbin's one cubin holds hundreds of kernels: parse it once per process, not once per kernel."""
+@functools.lru_cache(maxsize=64)
+def image(cubin: bytes) -> _Image:
+    """A fatbin's one cubin holds hundreds of kernels: parse it once per process, not once per kernel. A host
+    lane's batch (:mod:`harness.inspect.batched`, 32 one-kernel cubins) reads each twice: for its SASS, then for
+    its figures."""
     elf = ELFFile(io.BytesIO(cubin))
     symtab = elf.get_section_by_name(".symtab")
     functions = {}
@@ -128,7 +130,7 @@ def _read(image: _Image, kernel: str) -> KernelResources:
 
     static, reserved = _shared(elf, kernel)
     return KernelResources(
-        arch=f"sm_{_sm(elf, kernel)}",
+        arch=f"sm_{sm_number(elf, kernel)}",
         registers=figure(EIATTR_REGCOUNT, "EIATTR_REGCOUNT"),
         shared_static_bytes=static,
         shared_reserved_bytes=reserved,
@@ -145,7 +147,8 @@ def _barriers(own: list[tuple[int, int, int]], text_flags: int) -> int:
     return (text_flags >> TEXT_FLAGS_BARRIER_SHIFT) & TEXT_FLAGS_BARRIER_MASK
 
 
-def _sm(elf: Any, kernel: str) -> int:
+def sm_number(elf: Any, kernel: str) -> int:
+    """The SM number ``e_flags`` holds (90 for sm_90)."""
     flags, abi = elf.header.e_flags, elf.header.e_ident.EI_ABIVERSION
     if abi == ELFABIVERSION_CUDA_V1:
         return int(flags & 0xFF)

@@ -79,7 +79,7 @@ def kernel_listing(cubin: bytes, sha256: str, kernel: str) -> str:
     """
     listing = _listings.get(sha256)
     if listing is None:
-        listing = _listings[sha256] = split_sections(_disassemble(cubin, kernel))
+        listing = _listings[sha256] = split_sections(run_nvdisasm(cubin, [], f"kernel {kernel}"))
     section = f".text.{kernel}"
     if section not in listing:
         raise InspectError(f"kernel {kernel}: nvdisasm printed no {section} section")
@@ -106,10 +106,6 @@ def parse_listing(listing: str, kernel: str) -> tuple[Instruction, ...]:
             Instruction(int(found["offset"], 16), found["mnemonic"], " ".join(found["assembly"].split()))
         )
     return tuple(instructions)
-
-
-def _disassemble(cubin: bytes, kernel: str) -> str:
-    return run_nvdisasm(cubin, [], f"kernel {kernel}")
 
 
 def run_nvdisasm(image: bytes, options: list[str], what: str) -> str:

@@ -21,6 +21,7 @@ import coopcheck
 import pytest
 
 from harness.inspect import KernelReport, inspect_artifacts
+from harness.inspect import sass as sass_module
 from harness.inspect.tools import locate_tool
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -89,3 +90,19 @@ def report_of(build: Callable[..., Built]) -> Callable[..., KernelReport]:
         return inspect_artifacts(artifacts)
 
     return report
+
+
+@pytest.fixture
+def nvdisasm_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The command of every subprocess the test runs from here on, with this process's listings forgotten: build the
+    fixtures first (nvcc runs count too), then compare the count of runs before and after what the test measures."""
+    monkeypatch.setattr(sass_module, "_listings", {})
+    runs: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counting_run(command, *args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(command)
+        return real_run(command, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    return runs

@@ -4,7 +4,6 @@ whole batch in two nvdisasm runs; what raw bytes cannot say is left to the per-c
 from __future__ import annotations
 
 import hashlib
-import subprocess
 
 import pytest
 
@@ -20,18 +19,6 @@ def _listing(cubin: bytes, kernel: str) -> tuple[Instruction, ...]:
     return parse_listing(kernel_listing(cubin, hashlib.sha256(cubin).hexdigest(), kernel), kernel)
 
 
-def _counting_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    runs: list[list[str]] = []
-    real_run = subprocess.run
-
-    def counting_run(command, *args, **kwargs):  # type: ignore[no-untyped-def]
-        runs.append(command)
-        return real_run(command, *args, **kwargs)
-
-    monkeypatch.setattr(subprocess, "run", counting_run)
-    return runs
-
-
 def test_the_batched_listing_is_the_per_cubin_one(build, monkeypatch: pytest.MonkeyPatch) -> None:
     built = {name: build(name) for name in ONE_SECTION}
     monkeypatch.setattr(sass_module, "_listings", {})
@@ -45,10 +32,9 @@ def test_the_batched_listing_is_the_per_cubin_one(build, monkeypatch: pytest.Mon
     assert any(a.startswith("CALL") and "square_plus_seven" in a for a in targets), "no call named its callee"
 
 
-def test_a_batch_costs_two_nvdisasm_runs_and_its_inspections_none(build, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_batch_costs_two_nvdisasm_runs_and_its_inspections_none(build, request: pytest.FixtureRequest) -> None:
     built = {name: build(name) for name in ONE_SECTION}  # compiled first: only the listings may count below
-    monkeypatch.setattr(sass_module, "_listings", {})
-    runs = _counting_runs(monkeypatch)
+    runs = request.getfixturevalue("nvdisasm_runs")
     batched.prefetch([(b.cubin, name) for name, b in built.items()])
     assert len(runs) == 2
     for name, b in built.items():

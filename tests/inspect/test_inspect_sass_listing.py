@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from harness.inspect import InspectError, Instruction, inspect_artifacts
-from harness.inspect import sass as sass_module
 from harness.inspect.sass import check_pattern, matches, parse_listing, split_sections
 from harness.inspect.tools import locate_tool
 
@@ -87,17 +85,9 @@ def test_instruction_is_a_value() -> None:
     assert Instruction(0x130, "BAR.SYNC", "BAR.SYNC 0x0") == Instruction(0x130, "BAR.SYNC", "BAR.SYNC 0x0")
 
 
-def test_nvdisasm_runs_once_per_distinct_cubin(build, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nvdisasm_runs_once_per_distinct_cubin(build, request: pytest.FixtureRequest) -> None:
     mixed, plain = build("mixed_module"), build("plain")  # compiled first: only the listings may count below
-    monkeypatch.setattr(sass_module, "_listings", {})
-    runs: list[list[str]] = []
-    real_run = subprocess.run
-
-    def counting_run(command, *args, **kwargs):  # type: ignore[no-untyped-def]
-        runs.append(command)
-        return real_run(command, *args, **kwargs)
-
-    monkeypatch.setattr(sass_module.subprocess, "run", counting_run)
+    runs = request.getfixturevalue("nvdisasm_runs")
     for kernel in ("mixed_plain", "mixed_dynamic", "mixed_plain"):
         inspect_artifacts(mixed.artifacts(kernel))
     assert len(runs) == 1
