@@ -44,9 +44,12 @@ DIAGNOSES = {
     "skipped-warp": "a skipped warp",
 }
 Variant = tuple["Params", npt.NDArray[np.bool_]]  # (parameters, blocks it differs in)
+#: A hypothesis family judged at once: candidate blocks -> those whose output one of its members explains.
+Matcher = Callable[[npt.NDArray[np.int64]], npt.NDArray[np.int64]]
 
 
-def _variants(spec: coopcheck.KernelSpec, snap: Batch, p: Params) -> Iterator[tuple[str, Variant]]:
+def _variants(spec: coopcheck.KernelSpec, snap: Batch, p: Params,
+              got_raw: np.ndarray) -> Iterator[tuple[str, Variant | Matcher]]:
     from harness.oracles.block_load_store import tile_index
 
     everywhere = np.ones(len(p.valid), dtype=bool)
@@ -68,8 +71,7 @@ def _variants(spec: coopcheck.KernelSpec, snap: Batch, p: Params) -> Iterator[tu
         off = np.clip(p.valid + step, 0, spec.tile)
         yield "valid-off-by-one", (replace(p, valid=off), off != p.valid)
     yield "valid-ignored", (replace(p, valid=np.full_like(p.valid, spec.tile)), p.valid != spec.tile)
-    for other in np.unique(p.valid):
-        yield "other-block-valid", (replace(p, valid=np.full_like(p.valid, other)), p.valid != other)
+    yield "other-block-valid", lambda at: _other_valid(spec, snap, p, got_raw, at)
     bits = itemsize * 8
     for keep in sorted({bits - 1, bits - 2, bits // 2, *(k for k in (8, 16, 32) if k < bits)}):
         yield "high-bits-dropped", (replace(p, moved=_low_bits(keep)), everywhere)
@@ -97,19 +99,51 @@ def explain(spec: coopcheck.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt
     if not blocks.any():
         return {}
     got_raw = raw_view(np.ascontiguousarray(got))
-    for name, (params, differs) in _variants(spec, snap, params_of(spec, snap)):
-        rows = blocks & differs
-        if not rows.any():
-            continue
-        at = np.flatnonzero(rows)
-        alt = expected(spec, snap, params, at)
-        for b in at[(raw_view(np.ascontiguousarray(alt)) == got_raw[at]).all(axis=1)]:
+    for name, variant in _variants(spec, snap, params_of(spec, snap), got_raw):
+        if callable(variant):
+            matched = variant(np.flatnonzero(blocks))
+        else:
+            params, differs = variant
+            rows = blocks & differs
+            if not rows.any():
+                continue
+            at = np.flatnonzero(rows)
+            alt = expected(spec, snap, params, at)
+            matched = at[(raw_view(np.ascontiguousarray(alt)) == got_raw[at]).all(axis=1)]
+        for b in matched:
             if name not in found.setdefault(int(b), []):
                 found[int(b)].append(name)
     for block, name in [*_skipped(spec, snap, got, wrong, blocks), *_past_valid(spec, snap, got_raw, wrong, blocks)]:
         if name not in found.setdefault(block, []):
             found[block].append(name)
     return {b: tuple(names) for b, names in found.items()}
+
+
+def _other_valid(spec: coopcheck.KernelSpec, snap: Batch, p: Params, got_raw: np.ndarray,
+                 at: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Blocks of ``at`` whose output is what another block's valid_items would give, for every valid_items of the
+    launch at once. Element e holds its moved item iff its key (Load: its tile index; Store: its column's tile
+    index, none outside the block's window) is below valid_items, else its fallback. So valid_items v explains a
+    block iff v is at most every key whose element differs from the moved item, and above every key whose
+    element differs from the fallback: one interval per block, instead of one expected output per value."""
+    from harness.oracles.block_load_store import expected
+
+    tile, never = spec.tile, np.iinfo(np.int64).max // 2
+    moved = raw_view(np.ascontiguousarray(expected(spec, snap, replace(p, valid=np.full_like(p.valid, tile)), at)))
+    kept = raw_view(np.ascontiguousarray(expected(spec, snap, replace(p, valid=np.zeros_like(p.valid)), at)))
+    if isinstance(snap, coopcheck.LoadBatch):
+        key = np.broadcast_to(p.idx[None, :], moved.shape)
+    else:
+        k = np.arange(snap.region)[None, :] - p.offset[at, None]
+        key = np.where((k >= 0) & (k < tile), k, never)
+    got = got_raw[at]
+    highest = np.where(got != moved, key, never).min(axis=1)
+    lowest = np.where(got != kept, key + 1, -never).max(axis=1)
+    values = np.unique(p.valid)
+    fits = (values[None, :] >= lowest[:, None]) & (values[None, :] <= highest[:, None])
+    fits &= values[None, :] != p.valid[at, None]
+    explained: npt.NDArray[np.int64] = at[fits.any(axis=1)]
+    return explained
 
 
 def _past_valid(spec: coopcheck.KernelSpec, snap: Batch, got_raw: np.ndarray, wrong: npt.NDArray[np.bool_],
