@@ -152,11 +152,11 @@ def item_kind(pytest_args: Sequence[str]) -> str:
 
 
 def run_config(tool: str, pytest_args: Sequence[str]) -> RunConfig:
-    """The lane, arch and expectations file of the run, read from pytest options as harness.plugin does."""
+    """The lane, arch, contracts and expectations file of the run, read from pytest options as harness.plugin does."""
     known = _plugin_options(pytest_args)
     folder = known.coop_contracts or contracts_dir()
     expectations = known.coop_expectations or folder / "expectations.toml"
-    return RunConfig(lane=f"gpu-{tool}", arch=known.coop_arch,
+    return RunConfig(lane=f"gpu-{tool}", arch=known.coop_arch, contracts_dir=known.coop_contracts,
                      expectations=expectations if expectations.exists() else None)
 
 

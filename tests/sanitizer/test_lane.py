@@ -33,6 +33,7 @@ from harness.sanitizer.layout import MARKER, LaneLayout
 from harness.sanitizer.tools import CONTROLS
 from harness.sanitizer.workers import Slot
 from harness.sanitizer.wrapper import WrapperConfig
+from harness.session import RunConfig
 from harness.statuses import Status
 
 
@@ -90,6 +91,17 @@ def test_run_config_reads_the_plugin_options(tmp_path: Path) -> None:
     config = run_config("memcheck", ["-q", "--coop-contracts", str(tmp_path), "--coop-arch", "sm_100"])
     assert (config.lane, config.arch, config.expectations) == ("gpu-memcheck", "sm_100", tmp_path / "expectations.toml")
     assert run_config("memcheck", ["--coop-contracts", str(tmp_path / "none")]).expectations is None
+
+
+def test_the_lane_reads_the_contracts_it_is_given(small_contracts: Path) -> None:
+    """The session the lane judges by reads --coop-contracts, not the default folder (an installed harness run
+    elsewhere stopped with "<cwd>/contracts: no contract files"; in a checkout it hashed the checkout's contracts)."""
+    config = run_config("memcheck", ["--coop-contracts", str(small_contracts)])
+    assert config.contracts_dir == small_contracts
+    def hashed(contracts: Path | None) -> str:
+        return RunConfig(lane="gpu-memcheck", contracts_dir=contracts).session_record().contracts_sha256
+
+    assert config.session_record().contracts_sha256 == hashed(small_contracts) != hashed(None)
 
 
 def test_the_sanitizer_is_found_from_option_env_or_path(fake_sanitizer: Path, monkeypatch: pytest.MonkeyPatch) -> None:
