@@ -85,6 +85,12 @@ def group_in_flight(journal: Path, kernel: str) -> GroupRecord | None:
     return group if kernel in group.kernel and not judged else None
 
 
+def _as_from_a_terminal() -> None:
+    """A child run takes Ctrl-C as one started from a terminal does. A test session started in the background
+    (``cmd &``, as CI runners may start it) inherits SIGINT ignored, and a Python started so keeps ignoring it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Children:
     """The harness processes a test started, each logging to its own file; :meth:`close` kills any still alive."""
 
@@ -96,7 +102,7 @@ class Children:
     def start(self, *args: object) -> subprocess.Popen[bytes]:
         log = (self.folder / f"child-{len(self.procs)}.log").open("wb")
         proc = subprocess.Popen([*HARNESS, *map(str, args)], stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, cwd=self.folder)
+                                start_new_session=True, cwd=self.folder, preexec_fn=_as_from_a_terminal)
         log.close()
         self.procs.append(proc)
         return proc
