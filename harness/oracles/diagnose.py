@@ -9,7 +9,7 @@ contract's rules name the hypotheses they explain (``matches``), so a failure na
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import coopcheck
@@ -44,12 +44,31 @@ DIAGNOSES = {
     "skipped-warp": "a skipped warp",
 }
 Variant = tuple["Params", npt.NDArray[np.bool_]]  # (parameters, blocks it differs in)
-#: A hypothesis family judged at once: candidate blocks -> those whose output one of its members explains.
-Matcher = Callable[[npt.NDArray[np.int64]], npt.NDArray[np.int64]]
+#: A hypothesis judged straight from the failing blocks' outputs: the blocks it explains.
+Matcher = Callable[[], npt.NDArray[np.int64]]
+
+
+@dataclass(frozen=True)
+class _Failing:
+    """The failing blocks a diagnosis looks at, their output bits, and the bits a whole-tile move gives them: the
+    output several hypotheses compare with (valid_items ignored, another block's, past it), computed once."""
+
+    at: npt.NDArray[np.int64]
+    got: np.ndarray
+    whole: np.ndarray
+
+    @classmethod
+    def of(cls, spec: coopcheck.KernelSpec, snap: Batch, p: Params, got_raw: np.ndarray,
+           blocks: npt.NDArray[np.bool_]) -> _Failing:
+        from harness.oracles.block_load_store import expected
+
+        at = np.flatnonzero(blocks)
+        whole = expected(spec, snap, replace(p, valid=np.full_like(p.valid, spec.tile)), at)
+        return cls(at, got_raw[at], raw_view(np.ascontiguousarray(whole)))
 
 
 def _variants(spec: coopcheck.KernelSpec, snap: Batch, p: Params,
-              got_raw: np.ndarray) -> Iterator[tuple[str, Variant | Matcher]]:
+              failing: _Failing) -> Iterator[tuple[str, Variant | Matcher]]:
     from harness.oracles.block_load_store import tile_index
 
     everywhere = np.ones(len(p.valid), dtype=bool)
@@ -70,8 +89,9 @@ def _variants(spec: coopcheck.KernelSpec, snap: Batch, p: Params,
     for step in (1, -1):
         off = np.clip(p.valid + step, 0, spec.tile)
         yield "valid-off-by-one", (replace(p, valid=off), off != p.valid)
-    yield "valid-ignored", (replace(p, valid=np.full_like(p.valid, spec.tile)), p.valid != spec.tile)
-    yield "other-block-valid", lambda at: _other_valid(spec, snap, p, got_raw, at)
+    yield "valid-ignored", lambda: failing.at[(failing.whole == failing.got).all(axis=1)
+                                              & (p.valid[failing.at] != spec.tile)]
+    yield "other-block-valid", lambda: _other_valid(spec, snap, p, failing)
     bits = itemsize * 8
     for keep in sorted({bits - 1, bits - 2, bits // 2, *(k for k in (8, 16, 32) if k < bits)}):
         yield "high-bits-dropped", (replace(p, moved=_low_bits(keep)), everywhere)
@@ -99,44 +119,42 @@ def explain(spec: coopcheck.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt
     if not blocks.any():
         return {}
     got_raw = raw_view(np.ascontiguousarray(got))
-    for name, variant in _variants(spec, snap, params_of(spec, snap), got_raw):
+    p = params_of(spec, snap)
+    failing = _Failing.of(spec, snap, p, got_raw, blocks)
+    for name, variant in _variants(spec, snap, p, failing):
         if callable(variant):
-            matched = variant(np.flatnonzero(blocks))
+            matched = variant()
         else:
             params, differs = variant
-            rows = blocks & differs
-            if not rows.any():
+            rows = np.flatnonzero(blocks & differs)
+            if not rows.size:
                 continue
-            at = np.flatnonzero(rows)
-            alt = expected(spec, snap, params, at)
-            matched = at[(raw_view(np.ascontiguousarray(alt)) == got_raw[at]).all(axis=1)]
+            alt = expected(spec, snap, params, rows)
+            matched = rows[(raw_view(np.ascontiguousarray(alt)) == got_raw[rows]).all(axis=1)]
         for b in matched:
             if name not in found.setdefault(int(b), []):
                 found[int(b)].append(name)
-    for block, name in [*_skipped(spec, snap, got, wrong, blocks), *_past_valid(spec, snap, got_raw, wrong, blocks)]:
+    for block, name in [*_skipped(spec, snap, got, wrong, blocks), *_past_valid(failing, wrong)]:
         if name not in found.setdefault(block, []):
             found[block].append(name)
     return {b: tuple(names) for b, names in found.items()}
 
 
-def _other_valid(spec: coopcheck.KernelSpec, snap: Batch, p: Params, got_raw: np.ndarray,
-                 at: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Blocks of ``at`` whose output is what another block's valid_items would give, for every valid_items of the
+def _other_valid(spec: coopcheck.KernelSpec, snap: Batch, p: Params, failing: _Failing) -> npt.NDArray[np.int64]:
+    """Failing blocks whose output is what another block's valid_items would give, for every valid_items of the
     launch at once. Element e holds its moved item iff its key (Load: its tile index; Store: its column's tile
     index, none outside the block's window) is below valid_items, else its fallback. So valid_items v explains a
     block iff v is at most every key whose element differs from the moved item, and above every key whose
     element differs from the fallback: one interval per block, instead of one expected output per value."""
     from harness.oracles.block_load_store import expected
 
-    tile, never = spec.tile, np.iinfo(np.int64).max // 2
-    moved = raw_view(np.ascontiguousarray(expected(spec, snap, replace(p, valid=np.full_like(p.valid, tile)), at)))
+    tile, never, at, got, moved = spec.tile, np.iinfo(np.int64).max // 2, failing.at, failing.got, failing.whole
     kept = raw_view(np.ascontiguousarray(expected(spec, snap, replace(p, valid=np.zeros_like(p.valid)), at)))
     if isinstance(snap, coopcheck.LoadBatch):
         key = np.broadcast_to(p.idx[None, :], moved.shape)
     else:
         k = np.arange(snap.region)[None, :] - p.offset[at, None]
         key = np.where((k >= 0) & (k < tile), k, never)
-    got = got_raw[at]
     highest = np.where(got != moved, key, never).min(axis=1)
     lowest = np.where(got != kept, key + 1, -never).max(axis=1)
     values = np.unique(p.valid)
@@ -146,17 +164,11 @@ def _other_valid(spec: coopcheck.KernelSpec, snap: Batch, p: Params, got_raw: np
     return explained
 
 
-def _past_valid(spec: coopcheck.KernelSpec, snap: Batch, got_raw: np.ndarray, wrong: npt.NDArray[np.bool_],
-                blocks: npt.NDArray[np.bool_]) -> Iterator[tuple[int, str]]:
+def _past_valid(failing: _Failing, wrong: npt.NDArray[np.bool_]) -> Iterator[tuple[int, str]]:
     """Blocks whose every wrong element holds what a whole-tile move would put there: the guard let items
     past valid_items through (a rounded-up or inclusive guard, a wide access over a partial chunk)."""
-    from harness.oracles.block_load_store import expected, params_of
-
-    p = params_of(spec, snap)
-    at = np.flatnonzero(blocks)
-    whole = expected(spec, snap, replace(p, valid=np.full_like(p.valid, spec.tile)), at)
-    explained = (raw_view(np.ascontiguousarray(whole)) == got_raw[at]) | ~wrong[at]
-    yield from ((int(b), "past-valid") for b in at[explained.all(axis=1)])
+    explained = (failing.whole == failing.got) | ~wrong[failing.at]
+    yield from ((int(b), "past-valid") for b in failing.at[explained.all(axis=1)])
 
 
 def _skipped(spec: coopcheck.KernelSpec, snap: Batch, got: np.ndarray, wrong: npt.NDArray[np.bool_],

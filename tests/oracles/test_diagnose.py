@@ -8,11 +8,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from harness.cases import expand, group_by_kernel
 from harness.contracts import load_contracts
 from harness.oracles import block_load_store as oracle
 from harness.oracles import diagnose
 from harness.oracles.values import raw_view
+from tests.selftest.runs import plan
 
 
 def _one_per_value(spec, snap, p, got_raw, at):  # type: ignore[no-untyped-def]
@@ -28,9 +28,8 @@ def _one_per_value(spec, snap, p, got_raw, at):  # type: ignore[no-untyped-def]
 
 
 def _launches(contract_id: str, count: int):  # type: ignore[no-untyped-def]
-    contract = next(c for c in load_contracts() if c.id == contract_id)
-    groups = list(group_by_kernel(c for c in expand(contract, "model", "pr") if c.reject is None))
-    return [oracle.build(spec, cases, 7) for spec, cases in groups[:: max(1, len(groups) // count)][:count]]
+    launches = plan(next(c for c in load_contracts() if c.id == contract_id), "pr").launches
+    return launches[:: max(1, len(launches) // count)][:count]
 
 
 @pytest.mark.parametrize("contract_id", ["block.load", "block.store"])
@@ -49,8 +48,8 @@ def test_other_block_valid_names_the_blocks_one_output_per_value_names(contract_
         columns = rng.integers(0, got.shape[1], size=snap.n_blocks)
         got_raw = raw_view(np.ascontiguousarray(got))
         got_raw[spoiled, columns[spoiled]] ^= got_raw.dtype.type(1)
-        at = np.arange(snap.n_blocks)
-        fast = {int(b) for b in diagnose._other_valid(spec, snap, p, got_raw, at)}
-        assert fast == _one_per_value(spec, snap, p, got_raw, at), spec
+        failing = diagnose._Failing.of(spec, snap, p, got_raw, np.ones(snap.n_blocks, dtype=bool))
+        fast = {int(b) for b in diagnose._other_valid(spec, snap, p, failing)}
+        assert fast == _one_per_value(spec, snap, p, got_raw, np.arange(snap.n_blocks)), spec
         named += len(fast)
     assert named  # the launches hold blocks that are explained, not only ones that are not
