@@ -14,7 +14,8 @@ import coopcheck
 import numpy as np
 import numpy.typing as npt
 
-from harness.cases import Case
+from harness.cases import Case, point_cases
+from harness.contracts import Contract
 
 
 @dataclass(frozen=True)
@@ -53,3 +54,16 @@ def block_order(global_seed: int, cases: Sequence[Case], n_patterns: int) -> tup
     digest = hashlib.sha256(f"{global_seed}:".encode() + "\n".join(c.id for c in cases).encode()).digest()
     seed = int.from_bytes(digest[:8], "little")
     return seed, np.random.default_rng(seed).permutation(len(cases) * n_patterns).astype(np.int64)
+
+
+def point_failures(adapter: coopcheck.Adapter, oracle: Any, contract: Contract, point: tuple[tuple[str, Any], ...],
+                   seed: int, arch: str = "sm_90") -> list[str]:
+    """Launch one kernel point as the engine does (every case of the point, each in every data pattern, one block
+    each, its data drawn from ``seed``) through ``adapter`` and judge it by the family's ``oracle``: one line per
+    wrong block, then the detail of every failing case; empty when all passed. For the backends' runtime tests."""
+    cases = point_cases(contract, adapter.name, point)
+    launch = oracle.build(cases[0].spec, cases, seed)
+    before = oracle.snapshot(launch.batch)
+    got = adapter.launch(adapter.compile(launch.spec, arch=arch), launch.spec, launch.batch)
+    failures: list[str] = oracle.block_failures(launch.spec, before, got)
+    return failures + [v.detail for v in oracle.judge(launch, before, got) if not v.passed]

@@ -9,8 +9,8 @@ from typing import Any
 import coopcheck
 import pytest
 
-from harness.cases import point_cases
 from harness.contracts import Contract
+from harness.oracles.launch import point_failures
 
 
 @pytest.fixture(scope="session")
@@ -36,14 +36,7 @@ def launches_right(adapter: coopcheck.Adapter) -> Callable[[ModuleType, Contract
     def check(oracle: ModuleType, contract: Contract, axes: Sequence[str], kernel: tuple[Any, ...]) -> None:
         method, dtype, block, ipt, *values = kernel
         point = (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", method), *zip(axes, values, strict=True))
-        cases = point_cases(contract, "numba", point)
-        launch = oracle.build(cases[0].spec, cases, 20261129)
-        snap = oracle.snapshot(launch.batch)
-        out = adapter.launch(adapter.compile(launch.spec, arch="sm_90"), launch.spec, launch.batch)
-        failures = oracle.block_failures(launch.spec, snap, out)
-        assert not failures, (f"{coopcheck.kernel_symbol(launch.spec, include_block=True)}:\n"
-                              + "\n".join(failures[:8]))
-        verdicts = oracle.judge(launch, snap, out)
-        assert all(v.passed for v in verdicts), [v.detail for v in verdicts if not v.passed][:2]
+        failures = point_failures(adapter, oracle, contract, point, 20261129)
+        assert not failures, f"{dict(point)}:\n" + "\n".join(failures[:8])
 
     return check

@@ -28,7 +28,7 @@ unsafe fn tile_of(block: Block, valid: *const i32, offset: *const i64, region: i
 
 /// Index in `init`/`dst`/`items` of the calling thread's first payload slot.
 #[inline(always)]
-fn payload_of<const IPT: usize>(block: Block) -> usize {
+pub(crate) fn payload_of<const IPT: usize>(block: Block) -> usize {
     (block.index as usize * block.threads as usize + block.rank as usize) * IPT
 }
 

@@ -1,9 +1,10 @@
-//! coop-kernels: the block Load/Store primitives of the coop vocabulary as `no_std` nvptx kernels.
+//! coop-kernels: the block Load/Store, Exchange and Shuffle primitives of the coop vocabulary as
+//! `no_std` nvptx kernels.
 //!
-//! One `extern "ptx-kernel"` entry per (operation, dtype, items_per_thread, algorithm), named
-//! `coop_block_{load,store}__<dtype>__ipt<N>__<algorithm>` and following the batched ABI of
-//! `coopcheck.adapter` (see [`kernels`]). The block shape is read from `blockDim` at run time, so one
-//! entry serves 1D, 2D and 3D blocks. The crate is built once per compute capability with
+//! One `extern "ptx-kernel"` entry per specialization, named as `coopcheck.kernel_symbol` names it
+//! (`coop_block_load__<dtype>__ipt<N>__<algorithm>`, then the family's variant values) and following
+//! the family's batched ABI (see [`kernels`], [`exchange_kernels`], [`shuffle_kernels`]). The block
+//! shape is read from `blockDim` at run time, so one entry serves 1D, 2D and 3D blocks. The crate is built once per compute capability with
 //! `--cfg cuda_arch="YY"` for every capability YY up to the target: `cfg(cuda_arch = "90")` means
 //! "sm_90 or newer".
 #![no_std]
@@ -13,10 +14,14 @@
 
 mod algorithm;
 mod block;
+mod exchange;
+pub mod exchange_kernels;
 mod item;
 pub mod kernels;
 pub mod probe;
 mod shared;
+mod shuffle;
+pub mod shuffle_kernels;
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo<'_>) -> ! {

@@ -34,5 +34,12 @@ unsafe extern "C" {
 /// Barrier of the calling warp (all 32 lanes).
 #[inline(always)]
 pub unsafe fn sync_warp() {
-    unsafe { bar_warp_sync(u32::MAX) }
+    unsafe { sync_lanes(u32::MAX) }
+}
+
+/// Barrier of the lanes of the calling warp that `mask` names (a warp of a block of fewer than 32
+/// threads has fewer lanes: the mask must name only lanes that exist).
+#[inline(always)]
+pub unsafe fn sync_lanes(mask: u32) {
+    unsafe { bar_warp_sync(mask) }
 }

@@ -1,19 +1,25 @@
 """The crate's exports as the host sees them: which specializations exist and each kernel's parameters.
 
-The crate (``kernels/src/kernels.rs``) exports one kernel per operation x dtype x items_per_thread
-x algorithm; the block shape is read at run time. Parameters follow ``coopcheck.adapter``'s batched ABI
-in its order; the C types are those of ``kernels.rs``.
+The crate exports one kernel per specialization of each family it implements (Load/Store in
+``kernels/src/kernels.rs``, Exchange in ``exchange_kernels.rs``, Shuffle in ``shuffle_kernels.rs``): dtype x
+items_per_thread x algorithm x the family's variant values; the block shape is read at run time. Parameters
+follow the family's batched ABI (``coopcheck.load_store``, ``coopcheck.exchange``, ``coopcheck.shuffle``) in its
+order; the C types are those of the crate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import coopcheck
-from coopcheck import KernelSpec, kernel_symbol
+from coopcheck import KernelSpec, exchange, kernel_symbol, load_store, shuffle
+from coopcheck.vocabulary import WARP_SIZE
 
-#: items_per_thread values the crate exports kernels for.
+#: items_per_thread values the crate exports Load/Store kernels for.
 ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8, 16)
+#: ... and Exchange and Shuffle kernels for (those families' contracts go to 8); offset and rotate move one item.
+FAMILY_ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8)
 #: Bytes per element; float16 travels as its 16 bits.
 ITEM_BYTES = {
     "uint8": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
@@ -44,22 +50,59 @@ STORE_PARAMS = (
     Param("items"), Param("dst"), Param("valid", "int32"), Param("offset", "int64"),
     Param("region", "int64", pointer=False),
 )
-PARAMS = {"block.load": LOAD_PARAMS, "block.store": STORE_PARAMS}
+#: ``(const T *items, const int32_t *ranks, const int32_t *flags, T *dst)``
+EXCHANGE_PARAMS = (Param("items"), Param("ranks", "int32"), Param("flags", "int32"), Param("dst"))
+#: ``(const T *items, const T *prior, const int32_t *distance, T *dst)``
+SHUFFLE_PARAMS = (Param("items"), Param("prior"), Param("distance", "int32"), Param("dst"))
+PARAMS = {"block.load": LOAD_PARAMS, "block.store": STORE_PARAMS, "block.exchange": EXCHANGE_PARAMS,
+          "block.shuffle": SHUFFLE_PARAMS}
+OPERATIONS = frozenset(PARAMS)
+
+
+def exported_items_per_thread(operation: str, algorithm: str) -> tuple[int, ...]:
+    """The items_per_thread values the crate exports kernels of ``operation``'s ``algorithm`` for."""
+    if operation in load_store.OPERATIONS:
+        return ITEMS_PER_THREAD
+    return (1,) if algorithm in shuffle.SCALAR else FAMILY_ITEMS_PER_THREAD
+
+
+def _specializations() -> Iterator[KernelSpec]:
+    """One spec (1-thread block) per kernel the crate exports."""
+    families = [(op, coopcheck.ALGORITHMS, [()]) for op in sorted(load_store.OPERATIONS)]
+    families.append(("block.exchange", exchange.METHODS,
+                     [(("slicing", s), ("output", o)) for s in exchange.SLICING for o in exchange.OUTPUTS]))
+    families.append(("block.shuffle", shuffle.METHODS, [(("output", o),) for o in shuffle.OUTPUTS]))
+    for operation, algorithms, variants in families:
+        for algorithm in algorithms:
+            for dtype in coopcheck.DTYPES:
+                for ipt in exported_items_per_thread(operation, algorithm):
+                    for variant in variants:
+                        yield KernelSpec(operation, dtype, (1,), ipt, algorithm, variant=variant)
 
 
 def exported_symbols() -> frozenset[str]:
     """The contract kernels every pass of the crate exports."""
-    return frozenset(
-        kernel_symbol(KernelSpec(operation, dtype, (1,), ipt, algorithm))
-        for operation in coopcheck.OPERATIONS
-        for dtype in coopcheck.DTYPES
-        for ipt in ITEMS_PER_THREAD
-        for algorithm in coopcheck.ALGORITHMS
-    )
+    return frozenset(kernel_symbol(spec) for spec in _specializations())
 
 
 def dynamic_shared_bytes(spec: KernelSpec) -> int:
-    """Dynamic shared memory a launch of ``spec`` needs: the transpose family's scratch tile."""
+    """Dynamic shared memory a launch of ``spec`` needs: the transpose family's scratch tile; Exchange's tile, or
+    time-sliced one warp's share of it; Shuffle's one item a thread."""
+    item = ITEM_BYTES[spec.dtype]
+    if spec.operation in exchange.OPERATIONS:
+        sliced = spec.static("slicing") == "on"
+        return min(spec.threads, WARP_SIZE) * spec.items_per_thread * item if sliced else spec.tile * item
+    if spec.operation in shuffle.OPERATIONS:
+        return spec.threads * item
     if spec.algorithm in coopcheck.TRANSPOSE_FAMILY:
-        return spec.tile * ITEM_BYTES[spec.dtype]
+        return spec.tile * item
     return 0
+
+
+def out_length(spec: KernelSpec) -> int:
+    """Elements of ``dst`` per block that a kernel writes (Store's ``dst`` is the batch's own, in and out)."""
+    if spec.operation in exchange.OPERATIONS:
+        return exchange.out_length(spec)
+    if spec.operation in shuffle.OPERATIONS:
+        return shuffle.out_length(spec)
+    return spec.tile

@@ -1,7 +1,7 @@
 """The harness adapter of the Rust fatbin backend: compile is a lookup in the shipped fatbin.
 
 Every kernel was built ahead of time (``coopcheck_rustfatbin.build``); compiling a spec validates its
-statics with ``coopcheck.load_store.check_spec`` and checks that the fatbin holds its symbol for the arch.
+statics with its family's ``check_spec`` and checks that the fatbin holds its symbol for the arch.
 """
 
 from __future__ import annotations
@@ -12,12 +12,24 @@ from pathlib import Path
 from typing import Any
 
 import coopcheck
-from coopcheck import Artifacts, InvalidParameter, KernelSpec, LoadBatch, StoreBatch, kernel_symbol
+import numpy as np
+from coopcheck import (
+    Artifacts,
+    ExchangeBatch,
+    InvalidParameter,
+    KernelSpec,
+    LoadBatch,
+    ShuffleBatch,
+    StoreBatch,
+    kernel_symbol,
+)
+from coopcheck.families import check_spec
 from coopcheck.fatbin import KIND_PTX
-from coopcheck.load_store import OPERATIONS, check_spec
 
 from coopcheck_rustfatbin import abi
 from coopcheck_rustfatbin.bundle import Bundle, LoaderError
+
+Batch = LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch
 
 
 @dataclass(frozen=True)
@@ -33,7 +45,7 @@ class RustFatbinAdapter:
     """``coopcheck.Adapter`` over the fatbin installed with this package (or the one given)."""
 
     name = "rustfatbin"
-    operations = OPERATIONS
+    operations = abi.OPERATIONS
 
     def __init__(self, fatbin: Path | None = None) -> None:
         coopcheck.require(self.name, {"cuda": "cuda-bindings"})  # the loader's driver API, checked at activation
@@ -49,21 +61,21 @@ class RustFatbinAdapter:
 
     def unsupported_reason(self, spec: KernelSpec) -> str | None:
         # A spec that breaks a static rule is supported: compile must refuse it with that rule.
-        if spec.items_per_thread not in abi.ITEMS_PER_THREAD and _statics_ok(spec):
-            listed = ", ".join(map(str, abi.ITEMS_PER_THREAD))
-            return (f"the rustfatbin crate exports kernels for items_per_thread in {listed} only "
+        exported = abi.exported_items_per_thread(spec.operation, spec.algorithm)
+        if spec.items_per_thread not in exported and _statics_ok(spec):
+            listed = ", ".join(map(str, exported))
+            return (f"the rustfatbin crate exports {spec.operation} kernels for items_per_thread in {listed} only "
                     f"(got {spec.items_per_thread})")
         return None
 
     def kernel_key(self, spec: KernelSpec) -> Hashable:
-        """The symbol: every block shape shares one kernel. The transpose family adds its scratch
-        size (a launch parameter that inspection reports), and a spec with bad statics keys apart,
+        """The symbol: every block shape shares one kernel. A kernel that takes scratch adds its size
+        (a launch parameter that inspection reports), and a spec with bad statics keys apart,
         since its compile must raise where an equal symbol's compile succeeds."""
         if not _statics_ok(spec):
             return ("rejected", spec)
-        if spec.algorithm in coopcheck.TRANSPOSE_FAMILY:
-            return kernel_symbol(spec), abi.dynamic_shared_bytes(spec)
-        return kernel_symbol(spec)
+        shared = abi.dynamic_shared_bytes(spec)
+        return (kernel_symbol(spec), shared) if shared else kernel_symbol(spec)
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
         check_spec(spec)
@@ -89,7 +101,7 @@ class RustFatbinAdapter:
 
         return device_count() > 0
 
-    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> Any:
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: Batch) -> Any:
         from coopcheck_rustfatbin.loader import Module
 
         if self._module is None:
@@ -101,19 +113,19 @@ class RustFatbinAdapter:
         return dst
 
 
-def _launch_args(symbol: str, spec: KernelSpec, batch: LoadBatch | StoreBatch) -> list[Any]:
-    """The kernel's arguments in ABI order; ``dst`` is the one that comes back."""
+def _launch_args(symbol: str, spec: KernelSpec, batch: Batch) -> list[Any]:
+    """The kernel's arguments in ABI order; ``dst`` is the one that comes back: Store's is its batch's, in and
+    out; every other family's is output only, ``abi.out_length`` elements a block."""
     from coopcheck_rustfatbin.loader import In, InOut, Out
 
     args: list[Any] = []
     for param in abi.PARAMS[spec.operation]:
         if not param.pointer:
             args.append(int(getattr(batch, param.name)))
-        elif param.name == "dst" and isinstance(batch, LoadBatch):
-            # Load's dst is output only, one payload per thread like init.
-            args.append(Out(_typed(symbol, param, batch.init, spec.dtype)))
         elif param.name == "dst" and isinstance(batch, StoreBatch):
             args.append(InOut(_typed(symbol, param, batch.dst, spec.dtype)))
+        elif param.name == "dst":
+            args.append(Out(np.empty(batch.n_blocks * abi.out_length(spec), spec.dtype)))
         else:
             args.append(In(_typed(symbol, param, getattr(batch, param.name), spec.dtype)))
     return args

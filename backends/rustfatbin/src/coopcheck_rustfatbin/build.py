@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,18 +161,20 @@ def build(
 
 def _passes(crate: Path, target_root: Path, capabilities: Sequence[Capability], toolchain: Toolchain,
             log: Callable[[str], None]) -> list[PassResult]:
-    passes = []
+    """Every capability's pass at once (each is mostly one single-threaded rustc, then ptxas), in the order given."""
     for capability in capabilities:
         # the first pass per capability builds core from source, silently: say so before it starts
-        log(f"coopcheck_rustfatbin.build: {capability.sm}: cargo build of core and the kernel crate (about a minute "
-            "when nothing is cached) ...")
-        result = _pass(crate, target_root / capability.sm, capability, toolchain)
+        log(f"coopcheck_rustfatbin.build: {capability.sm}: cargo build of core and the kernel crate (a minute or "
+            "two when nothing is cached) ...")
+    with ThreadPoolExecutor(max_workers=max(1, min(len(capabilities), os.cpu_count() or 1))) as pool:
+        futures = [pool.submit(_pass, crate, target_root / c.sm, c, toolchain) for c in capabilities]
+        passes = [future.result() for future in futures]
+    for result in passes:
         cached = " (ptxas cached)" if result.ptxas_cached else ""
         log(
-            f"coopcheck_rustfatbin.build: {capability.sm}: {len(result.symbols)} kernels, cargo "
+            f"coopcheck_rustfatbin.build: {result.capability.sm}: {len(result.symbols)} kernels, cargo "
             f"{result.cargo_seconds:.1f} s, ptxas {result.ptxas_seconds:.1f} s{cached}"
         )
-        passes.append(result)
     return passes
 
 

@@ -8,36 +8,48 @@ from pathlib import Path
 import coopcheck
 import numpy as np
 import pytest
-from coopcheck import KernelSpec, kernel_symbol
+from coopcheck import KernelSpec, exchange, kernel_symbol, shuffle
 from coopcheck_rustfatbin import abi
 
-KERNELS_RS = Path(__file__).resolve().parents[2] / "kernels" / "src" / "kernels.rs"
+SOURCES = Path(__file__).resolve().parents[2] / "kernels" / "src"
 RUST_TYPES = {"i32": "int32", "i64": "int64"}
+#: Where each operation's exported entry is, and the name of its ``fn``.
+ENTRIES = {"block.load": ("kernels.rs", "load"), "block.store": ("kernels.rs", "store"),
+           "block.exchange": ("exchange_kernels.rs", "entry"), "block.shuffle": ("shuffle_kernels.rs", "entry")}
 
 
-def _rust_params(function: str) -> list[abi.Param]:
-    """Parameters of the exported ``fn load``/``fn store`` in kernels.rs, as abi.Param."""
-    text = KERNELS_RS.read_text()
+def _rust_params(operation: str) -> list[abi.Param]:
+    """Parameters of the operation's exported ``fn`` in the crate, as abi.Param."""
+    file, function = ENTRIES[operation]
+    text = (SOURCES / file).read_text()
     found = re.search(rf'extern "ptx-kernel" fn {function}\((.*?)\)', text, re.DOTALL)
-    assert found, f"{KERNELS_RS}: no exported fn {function}"
+    assert found, f"{file}: no exported fn {function}"
     params = []
     for name, pointer, rust in re.findall(r"(\w+): (\*(?:const|mut) )?(\$?\w+)", found[1]):
         params.append(abi.Param(name, None if rust == "$t" else RUST_TYPES[rust], pointer=bool(pointer)))
     return params
 
 
-def _export_list(name: str) -> list[str]:
-    """Words of one list in the crate's ``export!`` invocation (``dtypes {...}``, ``ipts [...]``...)."""
-    invocation = KERNELS_RS.read_text().split("\nexport! {", 1)[1]
-    body = re.search(rf"{name}\s*[\[{{](.*?)[\]}}]", invocation, re.DOTALL)
-    assert body, f"{KERNELS_RS}: export! has no {name} list"
-    return re.findall(r"(\w+)(?::|\s|,|$)", body[1])
+def _export_lists(name: str, file: str = "kernels.rs") -> list[list[str]]:
+    """Words of each list called ``name`` in the file's ``export!`` invocation (``dtypes {...}``, ``ipts [...]``)."""
+    invocation = (SOURCES / file).read_text().split("\nexport! {", 1)[1]
+    bodies = re.findall(rf"\b{name}\s*[\[{{](.*?)[\]}}]", invocation, re.DOTALL)
+    assert bodies, f"{file}: export! has no {name} list"
+    return [re.findall(r"(\w+)(?::|\s|,|$)", body) for body in bodies]
 
 
-@pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
+def _export_list(name: str, file: str = "kernels.rs") -> list[str]:
+    (words,) = _export_lists(name, file)
+    return words
+
+
+@pytest.mark.parametrize("operation", sorted(ENTRIES))
 def test_param_table_matches_the_crate(operation):
-    function = operation.split(".")[1]
-    assert list(abi.PARAMS[operation]) == _rust_params(function)
+    assert list(abi.PARAMS[operation]) == _rust_params(operation)
+
+
+def test_the_host_knows_every_operation_the_crate_exports():
+    assert set(ENTRIES) == abi.OPERATIONS
 
 
 @pytest.mark.parametrize("operation", coopcheck.OPERATIONS)
@@ -55,12 +67,36 @@ def test_the_crate_exports_every_dtype_ipt_and_algorithm_the_host_lists():
     assert _export_list("algorithms")[0::2] == list(coopcheck.ALGORITHMS)
 
 
+@pytest.mark.parametrize("file", ["exchange_kernels.rs", "shuffle_kernels.rs"])
+def test_the_family_crates_export_every_dtype(file):
+    assert _export_list("dtypes", file)[0::2] == list(coopcheck.DTYPES)
+
+
+def test_the_crate_exports_every_exchange_method_at_the_items_per_thread_the_host_lists():
+    assert _export_list("methods", "exchange_kernels.rs")[0::2] == list(exchange.METHODS)
+    assert [int(n) for n in _export_list("ipts", "exchange_kernels.rs")] == list(abi.FAMILY_ITEMS_PER_THREAD)
+
+
+def test_the_crate_exports_every_shuffle_method_at_the_items_per_thread_the_host_lists():
+    exported = {}
+    file = "shuffle_kernels.rs"
+    for ipts, methods in zip(_export_lists("ipts", file), _export_lists("methods", file), strict=True):
+        exported |= {method: [int(n) for n in ipts] for method in methods[0::3]}  # "up: Up false"
+    assert exported == {m: list(abi.exported_items_per_thread("block.shuffle", m)) for m in shuffle.METHODS}
+
+
 def test_exported_symbols_are_kernel_symbols_of_every_combination():
     symbols = abi.exported_symbols()
-    assert len(symbols) == (len(coopcheck.OPERATIONS) * len(coopcheck.DTYPES) * len(abi.ITEMS_PER_THREAD)
-                            * len(coopcheck.ALGORITHMS))
+    dtypes = len(coopcheck.DTYPES)
+    load_store = len(coopcheck.OPERATIONS) * dtypes * len(abi.ITEMS_PER_THREAD) * len(coopcheck.ALGORITHMS)
+    exchanges = dtypes * len(abi.FAMILY_ITEMS_PER_THREAD) * len(exchange.METHODS) * 2 * 2  # slicing, output
+    shuffles = dtypes * 2 * (2 * 1 + 4 * len(abi.FAMILY_ITEMS_PER_THREAD))  # output; offset, rotate at ipt 1
+    assert len(symbols) == load_store + exchanges + shuffles == 770 + 2112 + 572
     assert kernel_symbol(KernelSpec("block.store", "float16", (8, 4, 2), 7, "warp_transpose")) in symbols
     assert "coop_block_load__int32__ipt4__striped" in symbols
+    assert "coop_block_exchange__uint8__ipt7__scatter_to_striped_flagged__on__separate" in symbols
+    assert "coop_block_shuffle__float64__ipt1__rotate__inplace" in symbols
+    assert "coop_block_shuffle__float64__ipt2__rotate__inplace" not in symbols
 
 
 @pytest.mark.parametrize(("dtype", "block", "ipt", "algorithm", "expected"), [
@@ -71,6 +107,23 @@ def test_exported_symbols_are_kernel_symbols_of_every_combination():
 ])
 def test_dynamic_shared_bytes_is_the_transpose_scratch_tile(dtype, block, ipt, algorithm, expected):
     assert abi.dynamic_shared_bytes(KernelSpec("block.load", dtype, block, ipt, algorithm)) == expected
+
+
+@pytest.mark.parametrize(("dtype", "block", "ipt", "slicing", "expected"), [
+    ("float64", (1024,), 8, "off", 1024 * 8 * 8),
+    ("float64", (1024,), 8, "on", 32 * 8 * 8),
+    ("uint8", (5, 3, 2), 3, "on", 30 * 3),  # fewer than 32 threads: the one warp's share is the tile
+    ("int16", (10, 5), 7, "off", 50 * 7 * 2),
+])
+def test_an_exchange_takes_its_tile_or_time_sliced_one_warps_share(dtype, block, ipt, slicing, expected):
+    spec = KernelSpec("block.exchange", dtype, block, ipt, "scatter_to_striped",
+                      variant=(("slicing", slicing), ("output", "inplace")))
+    assert abi.dynamic_shared_bytes(spec) == expected
+
+
+def test_a_shuffle_takes_one_item_a_thread():
+    spec = KernelSpec("block.shuffle", "int64", (10, 5), 4, "up", variant=(("output", "separate"),))
+    assert abi.dynamic_shared_bytes(spec) == 50 * 8
 
 
 @pytest.mark.parametrize("dtype", coopcheck.DTYPES)

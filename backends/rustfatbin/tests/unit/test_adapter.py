@@ -47,7 +47,39 @@ def test_compile_refuses_bad_statics_with_their_rule(adapter, bad, rule):
 
 def test_an_items_per_thread_the_crate_lacks_is_unsupported_with_the_list(adapter):
     reason = adapter.unsupported_reason(spec(ipt=5))
-    assert reason == "the rustfatbin crate exports kernels for items_per_thread in 1, 2, 3, 4, 7, 8, 16 only (got 5)"
+    assert reason == ("the rustfatbin crate exports block.load kernels for items_per_thread in 1, 2, 3, 4, 7, 8, 16 "
+                      "only (got 5)")
+
+
+@pytest.mark.parametrize(("operation", "algorithm", "ipt", "listed"), [
+    ("block.exchange", "scatter_to_striped", 16, "1, 2, 3, 4, 7, 8"),
+    ("block.shuffle", "up", 5, "1, 2, 3, 4, 7, 8"),
+])
+def test_a_family_items_per_thread_the_crate_lacks_is_unsupported(adapter, operation, algorithm, ipt, listed):
+    variant = (("slicing", "off"), ("output", "inplace")) if operation == "block.exchange" else (("output", "inplace"),)
+    reason = adapter.unsupported_reason(KernelSpec(operation, "int32", (64,), ipt, algorithm, variant=variant))
+    assert reason == (f"the rustfatbin crate exports {operation} kernels for items_per_thread in {listed} only "
+                      f"(got {ipt})")
+
+
+def test_a_shuffle_offset_past_one_item_is_refused_by_its_rule_not_unsupported(adapter):
+    bad = KernelSpec("block.shuffle", "int32", (64,), 2, "offset", variant=(("output", "inplace"),))
+    assert adapter.unsupported_reason(bad) is None
+    with pytest.raises(InvalidParameter) as refused:
+        adapter.compile(bad, arch="sm_90")
+    assert refused.value.rule == "shuffle_scalar"
+
+
+def test_the_exchange_and_shuffle_kernels_key_by_their_scratch(adapter):
+    def exchange(block, slicing):
+        return KernelSpec("block.exchange", "int32", block, 2, "scatter_to_blocked",
+                          variant=(("slicing", slicing), ("output", "separate")))
+
+    symbol = "coop_block_exchange__int32__ipt2__scatter_to_blocked__on__separate"
+    # time-sliced, every block of at least a warp takes one warp's share
+    assert adapter.kernel_key(exchange((64,), "on")) == adapter.kernel_key(exchange((16, 8), "on")) \
+        == (symbol, 32 * 2 * 4)
+    assert adapter.kernel_key(exchange((64,), "off")) != adapter.kernel_key(exchange((16, 8), "off"))
 
 
 def test_every_block_shape_shares_one_kernel_key(adapter):
@@ -103,7 +135,38 @@ def test_load_arguments_follow_the_abi_with_dst_as_output():
     batch = _load_batch(s)
     args = _launch_args("k", s, batch)
     assert [type(a) for a in args] == [In, In, Out, In, In, In, In, int]
-    assert args[0].array is batch.src and args[2].like is batch.init and args[-1] == 1024
+    assert args[0].array is batch.src and args[-1] == 1024
+    assert args[2].like.shape == batch.init.shape and args[2].like.dtype == batch.init.dtype
+
+
+@pytest.mark.parametrize("output", ["inplace", "separate"])
+def test_exchange_arguments_follow_the_abi_with_dst_the_output_length(output):
+    s = KernelSpec("block.exchange", "uint8", (10, 5), 3, "scatter_to_striped_flagged",
+                   variant=(("slicing", "on"), ("output", output)))
+    n = 3
+    batch = coopcheck.ExchangeBatch(np.zeros(n * s.tile, "uint8"), np.zeros(n * s.tile, np.int32),
+                                    np.ones(n * s.tile, np.int32), s.tile)
+    args = _launch_args("k", s, batch)
+    assert [type(a) for a in args] == [In, In, In, Out]
+    assert args[1].array is batch.ranks and args[2].array is batch.flags
+    assert args[3].like.shape == (n * s.tile * (1 if output == "inplace" else 2),) and args[3].like.dtype == "uint8"
+
+
+def test_shuffle_arguments_make_room_for_the_block_items():
+    s = KernelSpec("block.shuffle", "float16", (7,), 2, "down_prefix", variant=(("output", "separate"),))
+    batch = coopcheck.ShuffleBatch(np.zeros(4 * s.tile, "float16"), np.zeros(4 * (s.tile + 7), "float16"),
+                                   np.zeros(4, np.int32), s.tile)
+    args = _launch_args("k", s, batch)
+    assert [type(a) for a in args] == [In, In, In, Out]
+    assert args[3].like.shape == (4 * (2 * s.tile + 7),)
+
+
+def test_a_ranks_argument_of_the_wrong_element_type_is_refused():
+    s = KernelSpec("block.exchange", "int32", (32,), 1, "scatter_to_blocked",
+                   variant=(("slicing", "off"), ("output", "inplace")))
+    batch = coopcheck.ExchangeBatch(np.zeros(32, np.int32), np.zeros(32, np.int64), np.zeros(32, np.int32), 32)
+    with pytest.raises(LoaderError, match="k: argument ranks is int64, the kernel takes int32"):
+        _launch_args("k", s, batch)
 
 
 def test_store_arguments_follow_the_abi_with_dst_in_and_out():

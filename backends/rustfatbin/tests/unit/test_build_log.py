@@ -39,8 +39,9 @@ def test_each_stage_is_announced_before_it_runs(tmp_path: Path) -> None:
     build(crate, tmp_path / "out", [Capability(80), Capability(90)], target_root=tmp_path / "target",
           toolchain=_toolchain(tmp_path, ptx), log=lines.append)
     stages = [line.removeprefix("coopcheck_rustfatbin.build: ").split(":")[0].split(" (")[0] for line in lines]
-    assert stages == ["sm_80", "sm_80", "sm_90", "sm_90", "packing sm_80,sm_90 into coop_kernels.fatbin", "wrote " +
+    # both passes start before either ends (they run at once), and end in the order asked
+    assert stages == ["sm_80", "sm_90", "sm_80", "sm_90", "packing sm_80,sm_90 into coop_kernels.fatbin", "wrote " +
                       str(tmp_path / "out" / "coop_kernels.fatbin")]
-    assert lines[0] == ("coopcheck_rustfatbin.build: sm_80: cargo build of core and the kernel crate (about a minute "
+    assert lines[0] == ("coopcheck_rustfatbin.build: sm_80: cargo build of core and the kernel crate (a minute or two "
                         "when nothing is cached) ...")
-    assert lines[1].startswith("coopcheck_rustfatbin.build: sm_80: 1 kernels, cargo ")
+    assert lines[2].startswith("coopcheck_rustfatbin.build: sm_80: 1 kernels, cargo ")

@@ -1,0 +1,85 @@
+"""The fatbin's Exchange and Shuffle kernels on a GPU, launched through the adapter as the harness launches them
+(every case of the kernel point, each in every data pattern, one block each) and judged by the family's oracle.
+
+Every Exchange method runs time-sliced and not, in place and separate; every Shuffle method in place and separate;
+over 1-D, 2-D and 3-D blocks, a partial last warp, a block of fewer than 32 threads (a warp method's barrier then
+names 30 lanes) and 1024 threads (64 KiB of Exchange scratch unsliced, past the 48 KiB a launch gets without
+opting in).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from coopcheck_rustfatbin.adapter import RustFatbinAdapter
+
+from harness.contracts import load_contracts
+from harness.oracles import block_exchange, block_shuffle
+from harness.oracles.launch import point_failures
+
+CONTRACTS = {c.id: c for c in load_contracts()}
+#: (method, slicing, output, dtype, block, ipt)
+EXCHANGES = [
+    ("striped_to_blocked", "on", "separate", "float16", "100", 7),
+    ("striped_to_blocked", "off", "inplace", "uint64", "5x3x2", 3),
+    ("blocked_to_striped", "on", "inplace", "int8", "16x8", 2),
+    ("blocked_to_striped", "off", "inplace", "float64", "1024", 8),
+    ("warp_striped_to_blocked", "off", "separate", "int32", "5x3x2", 4),
+    ("warp_striped_to_blocked", "on", "inplace", "float32", "1024", 3),
+    ("blocked_to_warp_striped", "off", "inplace", "uint16", "8x4x2", 8),
+    ("blocked_to_warp_striped", "on", "separate", "int64", "64", 1),
+    ("scatter_to_blocked", "on", "separate", "uint32", "10x5", 4),
+    ("scatter_to_blocked", "off", "inplace", "int8", "64", 3),
+    ("scatter_to_striped", "off", "separate", "int16", "128", 2),
+    ("scatter_to_striped", "on", "inplace", "float16", "8x4x2", 7),
+    ("scatter_to_striped_guarded", "on", "inplace", "uint8", "100", 3),
+    ("scatter_to_striped_guarded", "off", "separate", "float64", "32", 7),
+    ("scatter_to_striped_flagged", "on", "inplace", "int32", "1024", 2),
+    ("scatter_to_striped_flagged", "off", "separate", "float32", "10x5", 8),
+]
+#: (method, output, dtype, block, ipt)
+SHUFFLES = [
+    ("offset", "inplace", "float16", "1024", 1),
+    ("offset", "separate", "int8", "10x5", 1),
+    ("rotate", "inplace", "uint64", "100", 1),
+    ("rotate", "separate", "int32", "5x3x2", 1),
+    ("up", "inplace", "float64", "7", 8),
+    ("up", "separate", "uint8", "16x8", 3),
+    ("down", "inplace", "int16", "8x4x2", 7),
+    ("down", "separate", "float32", "32", 2),
+    ("up_suffix", "inplace", "uint16", "5x3x2", 4),
+    ("up_suffix", "separate", "int64", "1024", 8),
+    ("down_prefix", "inplace", "uint32", "100", 1),
+    ("down_prefix", "separate", "float64", "10x5", 2),
+]
+
+
+def _check(adapter: RustFatbinAdapter, oracle: Any, contract: str, point: tuple[tuple[str, Any], ...]) -> None:
+    for seed in (20261202, 7):
+        failures = point_failures(adapter, oracle, CONTRACTS[contract], point, seed, adapter.bundle.archs()[-1])
+        assert not failures, f"{dict(point)}, seed {seed}:\n" + "\n".join(failures[:8])
+
+
+@pytest.mark.parametrize("kernel", EXCHANGES, ids=lambda k: "-".join(map(str, k)))
+def test_an_exchange_kernel_matches_the_oracle(adapter: RustFatbinAdapter, kernel: tuple[Any, ...]) -> None:
+    method, slicing, output, dtype, block, ipt = kernel
+    _check(adapter, block_exchange, "block.exchange", (("dtype", dtype), ("block", block), ("ipt", ipt),
+                                                       ("alg", method), ("slicing", slicing), ("output", output)))
+
+
+@pytest.mark.parametrize("kernel", SHUFFLES, ids=lambda k: "-".join(map(str, k)))
+def test_a_shuffle_kernel_matches_the_oracle(adapter: RustFatbinAdapter, kernel: tuple[Any, ...]) -> None:
+    method, output, dtype, block, ipt = kernel
+    _check(adapter, block_shuffle, "block.shuffle", (("dtype", dtype), ("block", block), ("ipt", ipt),
+                                                     ("alg", method), ("output", output)))
+
+
+def test_the_kernels_cover_every_method_both_ways_every_block_and_dtype() -> None:
+    exchange, shuffle = CONTRACTS["block.exchange"].axes, CONTRACTS["block.shuffle"].axes
+    assert {(k[0], k[1]) for k in EXCHANGES} >= {(m, s) for m in exchange["alg"] for s in exchange["slicing"]}
+    assert {k[2] for k in EXCHANGES} == set(exchange["output"])
+    assert {k[4] for k in EXCHANGES} == set(exchange["block"])
+    assert {k[3] for k in EXCHANGES} == set(exchange["dtype"])
+    assert {(k[0], k[1]) for k in SHUFFLES} == {(m, o) for m in shuffle["alg"] for o in shuffle["output"]}
+    assert {k[3] for k in SHUFFLES} == set(shuffle["block"]) and {k[2] for k in SHUFFLES} == set(shuffle["dtype"])
