@@ -85,8 +85,9 @@ def _sync(plan: ExchangePlan) -> None:
 @cute.jit
 def _exchange(plan: ExchangePlan, items_in: cute.Tensor, target: cute.Tensor, ranks: Any, flags: Any, me: Any,
               scratch: cute.Tensor) -> None:
-    """Each slice: its stores, a barrier, its loads, a barrier (the last one lets the caller reuse the scratch)."""
-    for s in cutlass.range_constexpr(plan.slices):
+    """Each slice: its stores, a barrier, its loads, a barrier (the last one lets the caller reuse the scratch). The
+    slices are a run-time loop: unrolled (32 of them at 1024 threads), ptxas kept one-byte items in local memory."""
+    for s in cutlass.range(plan.slices, unroll=1):
         _store(plan, scratch, items_in, ranks, flags, me, s * plan.window)
         _sync(plan)
         _load(plan, scratch, target, me, s * plan.window)
@@ -95,9 +96,10 @@ def _exchange(plan: ExchangePlan, items_in: cute.Tensor, target: cute.Tensor, ra
 
 @cute.jit
 def _store(plan: ExchangePlan, scratch: cute.Tensor, items: cute.Tensor, ranks: Any, flags: Any, me: Any,
-           lo: cutlass.Constexpr[int]) -> None:
-    """Every item whose tile index (its rank, for a scatter) lies in the slice's window into ``scratch[index - lo]``;
-    a negative index is never inside it: the items the guarded and flagged scatters skip."""
+           lo: Any) -> None:
+    """Every item whose tile index (its rank, for a scatter) lies in the slice's window (from ``lo``, a run-time
+    value) into ``scratch[index - lo]``; a negative index is never inside it: the items the guarded and flagged
+    scatters skip."""
     store_at = plan.store_position()
     for i in cutlass.range_constexpr(plan.items_per_thread):
         index = (ranks[i] if store_at is None else store_at(me, i)) - lo
@@ -109,8 +111,7 @@ def _store(plan: ExchangePlan, scratch: cute.Tensor, items: cute.Tensor, ranks: 
 
 
 @cute.jit
-def _load(plan: ExchangePlan, scratch: cute.Tensor, target: cute.Tensor, me: Any,
-          lo: cutlass.Constexpr[int]) -> None:
+def _load(plan: ExchangePlan, scratch: cute.Tensor, target: cute.Tensor, me: Any, lo: Any) -> None:
     """Every output item whose tile index lies in the slice's window from ``scratch[index - lo]``."""
     load_from = plan.load_position()
     for i in cutlass.range_constexpr(plan.items_per_thread):

@@ -4,7 +4,9 @@ and fits its block's registers (the ``meets_its_contract`` fixture), asks at lau
 (one warp's share when time-sliced), and syncs a warp method's warp with the lanes that exist (PTX).
 
 The sample: every method x slicing x output once on a block, dtype and ipt that cycle through the contract's
-axes, and once at the heaviest corner (1024 threads, float64, ipt 8: 64 KiB of scratch unsliced).
+axes, and once at the heaviest corner (1024 threads, float64, ipt 8: 64 KiB of scratch unsliced); time-sliced,
+also 1024 threads of four bytes each (uint8, ipt 4: 32 slices), where the slices unrolled kept the items in local
+memory (found by the host lane over ``full``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def _sample() -> list[Any]:
             k += 1  # a warp method on a partial last warp is a rejection case
             block = axes["block"][k % len(axes["block"])]
         points = [(axes["dtype"][k % len(axes["dtype"])], block, axes["ipt"][k % len(axes["ipt"])]),
-                  ("float64", "1024", 8)]
+                  ("float64", "1024", 8), *([("uint8", "1024", 4)] if slicing == "on" else [])]
         k += 1
         for dtype, shape, ipt in points:
             spec = coopcheck.KernelSpec("block.exchange", dtype, parse_block(shape), ipt, method,
