@@ -85,13 +85,24 @@ def _sync(plan: ExchangePlan) -> None:
 @cute.jit
 def _exchange(plan: ExchangePlan, items_in: cute.Tensor, target: cute.Tensor, ranks: Any, flags: Any, me: Any,
               scratch: cute.Tensor) -> None:
-    """Each slice: its stores, a barrier, its loads, a barrier (the last one lets the caller reuse the scratch). The
-    slices are a run-time loop: unrolled (32 of them at 1024 threads), ptxas kept one-byte items in local memory."""
-    for s in cutlass.range(plan.slices, unroll=1):
-        _store(plan, scratch, items_in, ranks, flags, me, s * plan.window)
-        _sync(plan)
-        _load(plan, scratch, target, me, s * plan.window)
-        _sync(plan)
+    """The whole tile at once, or time-sliced one window after another in a run-time loop: unrolled (32 slices at
+    1024 threads), ptxas kept the items of one-byte kernels in local memory."""
+    if cutlass.const_expr(plan.warp_time_slicing):
+        for s in cutlass.range(plan.slices, unroll=1):
+            _slice(plan, items_in, target, ranks, flags, me, scratch, s * plan.window)
+    else:
+        _slice(plan, items_in, target, ranks, flags, me, scratch, 0)
+
+
+@cute.jit
+def _slice(plan: ExchangePlan, items_in: cute.Tensor, target: cute.Tensor, ranks: Any, flags: Any, me: Any,
+           scratch: cute.Tensor, lo: Any) -> None:
+    """One window from tile index ``lo``: its stores, a barrier, its loads, a barrier (the last one lets the caller
+    reuse the scratch)."""
+    _store(plan, scratch, items_in, ranks, flags, me, lo)
+    _sync(plan)
+    _load(plan, scratch, target, me, lo)
+    _sync(plan)
 
 
 @cute.jit
