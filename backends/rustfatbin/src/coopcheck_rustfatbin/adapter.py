@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import coopcheck
-import numpy as np
 from coopcheck import (
     Artifacts,
     ExchangeBatch,
@@ -48,7 +47,8 @@ class RustFatbinAdapter:
     operations = abi.OPERATIONS
 
     def __init__(self, fatbin: Path | None = None) -> None:
-        coopcheck.require(self.name, {"cuda": "cuda-bindings"})  # the loader's driver API, checked at activation
+        # the loader's driver API and the launch's host arrays, checked at activation
+        coopcheck.require(self.name, {"cuda": "cuda-bindings", "numpy": "numpy"})
         self._fatbin = fatbin
         self._bundle: Bundle | None = None
         self._module: Any = None
@@ -116,6 +116,8 @@ class RustFatbinAdapter:
 def _launch_args(symbol: str, spec: KernelSpec, batch: Batch) -> list[Any]:
     """The kernel's arguments in ABI order; ``dst`` is the one that comes back: Store's is its batch's, in and
     out; every other family's is output only, ``abi.out_length`` elements a block."""
+    import numpy as np  # a requirement checked at activation
+
     from coopcheck_rustfatbin.loader import In, InOut, Out
 
     args: list[Any] = []
