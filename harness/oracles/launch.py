@@ -56,11 +56,13 @@ def block_order(global_seed: int, cases: Sequence[Case], n_patterns: int) -> tup
     return seed, np.random.default_rng(seed).permutation(len(cases) * n_patterns).astype(np.int64)
 
 
-def point_failures(adapter: coopcheck.Adapter, oracle: Any, contract: Contract, point: tuple[tuple[str, Any], ...],
-                   seed: int, arch: str = "sm_90") -> list[str]:
+def point_failures(adapter: coopcheck.Adapter, contract: Contract, point: tuple[tuple[str, Any], ...], seed: int,
+                   arch: str = "sm_90") -> list[str]:
     """Launch one kernel point as the engine does (every case of the point, each in every data pattern, one block
-    each, its data drawn from ``seed``) through ``adapter`` and judge it by the family's ``oracle``: one line per
-    wrong block, then the detail of every failing case; empty when all passed. For the backends' runtime tests."""
+    each, its data drawn from ``seed``) through ``adapter`` and judge it by the contract's oracle: one line per
+    wrong block (its ``block_failures``, which the backends' runtime tests read and the engine does not), then the
+    detail of every failing case; empty when all passed."""
+    oracle: Any = contract.oracle
     cases = point_cases(contract, adapter.name, point)
     launch = oracle.build(cases[0].spec, cases, seed)
     before = oracle.snapshot(launch.batch)

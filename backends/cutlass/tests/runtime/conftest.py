@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import coopcheck
@@ -20,12 +19,12 @@ Point = tuple[tuple[str, Any], ...]
 
 
 @pytest.fixture(scope="module")
-def launches_right(adapter: coopcheck.Adapter) -> Callable[[ModuleType, Contract, Point, int], None]:
+def launches_right(adapter: coopcheck.Adapter) -> Callable[[Contract, Point, int], None]:
     """Launch the contract kernel of a kernel ``point`` as the harness does and judge it by the family's
     ``oracle``: one launch of every case of that point, each in every data pattern, one block each, its data drawn
     from ``seed``. Every block and every case must pass."""
-    def check(oracle: ModuleType, contract: Contract, point: Point, seed: int) -> None:
-        failures = point_failures(adapter, oracle, contract, point, seed, ARCH)
+    def check(contract: Contract, point: Point, seed: int) -> None:
+        failures = point_failures(adapter, contract, point, seed, ARCH)
         assert not failures, f"{dict(point)}:\n" + "\n".join(failures[:SHOWN])
 
     return check

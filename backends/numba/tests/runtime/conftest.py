@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from types import ModuleType
 from typing import Any
 
 import coopcheck
@@ -28,15 +27,14 @@ def adapter() -> coopcheck.Adapter:
 
 
 @pytest.fixture(scope="session")
-def launches_right(adapter: coopcheck.Adapter) -> Callable[[ModuleType, Contract, Sequence[str], tuple[Any, ...]],
-                                                           None]:
+def launches_right(adapter: coopcheck.Adapter) -> Callable[[Contract, Sequence[str], tuple[Any, ...]], None]:
     """Launch a family's contract kernel as the harness does and judge it by the family's oracle: ``kernel`` is
     (method, dtype, block, items_per_thread, then the values of the family's kernel ``axes``); one launch of every
     case of that kernel point, each in every data pattern, one block each. Every block and case must pass."""
-    def check(oracle: ModuleType, contract: Contract, axes: Sequence[str], kernel: tuple[Any, ...]) -> None:
+    def check(contract: Contract, axes: Sequence[str], kernel: tuple[Any, ...]) -> None:
         method, dtype, block, ipt, *values = kernel
         point = (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", method), *zip(axes, values, strict=True))
-        failures = point_failures(adapter, oracle, contract, point, 20261129)
+        failures = point_failures(adapter, contract, point, 20261129)
         assert not failures, f"{dict(point)}:\n" + "\n".join(failures[:8])
 
     return check

@@ -12,6 +12,8 @@ use crate::item::Item;
 use crate::shared::{scratch, sync_block};
 
 pub trait Method {
+    /// Whether the method also gives every thread a block item (up_suffix, down_prefix).
+    const BLOCK_ITEM: bool = false;
     /// The calling thread's output items into `out` (and for the block item forms `block_item`).
     unsafe fn shuffle<T: Item, const IPT: usize>(
         block: Block, items: &[T; IPT], out: &mut [T; IPT], distance: i32, block_item: &mut T,
@@ -83,6 +85,8 @@ impl Method for Rotate {
 }
 
 impl<const UP: bool, const WITH_ITEM: bool> Method for Shift<UP, WITH_ITEM> {
+    const BLOCK_ITEM: bool = WITH_ITEM;
+
     #[inline(always)]
     unsafe fn shuffle<T: Item, const IPT: usize>(
         block: Block, items: &[T; IPT], out: &mut [T; IPT], _distance: i32, block_item: &mut T,

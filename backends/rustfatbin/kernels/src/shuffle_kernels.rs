@@ -17,14 +17,14 @@ use crate::shuffle::{Down, DownPrefix, Method, Offset, Rotate, Up, UpSuffix};
 
 /// The kernel body: items (and prior outputs) in, the method's shuffle, `dst` out.
 #[inline(always)]
-pub unsafe fn shuffle_kernel<T: Item, M: Method, const IPT: usize, const INPLACE: bool, const WITH_ITEM: bool>(
+pub unsafe fn shuffle_kernel<T: Item, M: Method, const IPT: usize, const INPLACE: bool>(
     items: *const T, prior: *const T, distance: *const i32, dst: *mut T,
 ) {
     let block = Block::current();
     let slot = payload_of::<IPT>(block);
     let (threads, rank, b) = (block.threads as usize, block.rank as usize, block.index as usize);
     let tile = threads * IPT;
-    let width = tile * if INPLACE { 1 } else { 2 } + if WITH_ITEM { threads } else { 0 };
+    let width = tile * if INPLACE { 1 } else { 2 } + if M::BLOCK_ITEM { threads } else { 0 };
     let first_prior = b * (tile + threads);
     let first = b * width + rank * IPT;
     unsafe {
@@ -40,7 +40,7 @@ pub unsafe fn shuffle_kernel<T: Item, M: Method, const IPT: usize, const INPLACE
                 dst.add(first + tile + i).write(held[i]);
             }
         }
-        if WITH_ITEM {
+        if M::BLOCK_ITEM {
             dst.add(b * width + width - threads + rank).write(block_item);
         }
     }
@@ -51,16 +51,16 @@ macro_rules! export {
     (dtypes { $($dtype:ident: $t:ident),* } shapes $shapes:tt) => {
         $( export!(@dtype $dtype $t $shapes); )*
     };
-    (@dtype $dtype:ident $t:ident { $(ipts $ipts:tt methods [$($method:ident: $M:ident $item:literal),*])* }) => {
-        $($( export!(@method $dtype $t $ipts $method $M $item); )*)*
+    (@dtype $dtype:ident $t:ident { $(ipts $ipts:tt methods [$($method:ident: $M:ident),*])* }) => {
+        $($( export!(@method $dtype $t $ipts $method $M); )*)*
     };
-    (@method $dtype:ident $t:ident [$($ipt:literal)*] $method:ident $M:ident $item:literal) => {
+    (@method $dtype:ident $t:ident [$($ipt:literal)*] $method:ident $M:ident) => {
         $(
-            export!(@one $dtype $t $ipt $method $M $item inplace true);
-            export!(@one $dtype $t $ipt $method $M $item separate false);
+            export!(@one $dtype $t $ipt $method $M inplace true);
+            export!(@one $dtype $t $ipt $method $M separate false);
         )*
     };
-    (@one $dtype:ident $t:ident $ipt:literal $method:ident $M:ident $item:literal $output:ident $inplace:literal) => {
+    (@one $dtype:ident $t:ident $ipt:literal $method:ident $M:ident $output:ident $inplace:literal) => {
         // An anonymous scope per entry: the Rust names never clash, the exported names are unique.
         const _: () = {
             #[unsafe(export_name = concat!(
@@ -68,7 +68,7 @@ macro_rules! export {
                 "__", stringify!($output)
             ))]
             unsafe extern "ptx-kernel" fn entry(items: *const $t, prior: *const $t, distance: *const i32, dst: *mut $t) {
-                unsafe { shuffle_kernel::<$t, $M, $ipt, $inplace, $item>(items, prior, distance, dst) }
+                unsafe { shuffle_kernel::<$t, $M, $ipt, $inplace>(items, prior, distance, dst) }
             }
         };
     };
@@ -81,7 +81,7 @@ export! {
     }
     shapes {
         // offset and rotate move one item per thread: items_per_thread 1 only (the rule shuffle_scalar).
-        ipts [1] methods [offset: Offset false, rotate: Rotate false]
-        ipts [1 2 3 4 7 8] methods [up: Up false, down: Down false, up_suffix: UpSuffix true, down_prefix: DownPrefix true]
+        ipts [1] methods [offset: Offset, rotate: Rotate]
+        ipts [1 2 3 4 7 8] methods [up: Up, down: Down, up_suffix: UpSuffix, down_prefix: DownPrefix]
     }
 }

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import coopcheck
 from coopcheck import KernelSpec, exchange, kernel_symbol, load_store, shuffle
-from coopcheck.vocabulary import WARP_SIZE
 
 #: items_per_thread values the crate exports Load/Store kernels for.
 ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8, 16)
@@ -91,7 +90,7 @@ def dynamic_shared_bytes(spec: KernelSpec) -> int:
     item = ITEM_BYTES[spec.dtype]
     if spec.operation in exchange.OPERATIONS:
         sliced = spec.static("slicing") == "on"
-        return min(spec.threads, WARP_SIZE) * spec.items_per_thread * item if sliced else spec.tile * item
+        return exchange.warp_lanes(spec.threads) * spec.items_per_thread * item if sliced else spec.tile * item
     if spec.operation in shuffle.OPERATIONS:
         return spec.threads * item
     if spec.algorithm in coopcheck.TRANSPOSE_FAMILY:

@@ -47,7 +47,7 @@ class RustFatbinAdapter:
     operations = abi.OPERATIONS
 
     def __init__(self, fatbin: Path | None = None) -> None:
-        # the loader's driver API and the launch's host arrays, checked at activation
+        # the loader's driver API and its host arrays, checked at activation
         coopcheck.require(self.name, {"cuda": "cuda-bindings", "numpy": "numpy"})
         self._fatbin = fatbin
         self._bundle: Bundle | None = None
@@ -116,8 +116,6 @@ class RustFatbinAdapter:
 def _launch_args(symbol: str, spec: KernelSpec, batch: Batch) -> list[Any]:
     """The kernel's arguments in ABI order; ``dst`` is the one that comes back: Store's is its batch's, in and
     out; every other family's is output only, ``abi.out_length`` elements a block."""
-    import numpy as np  # a requirement checked at activation
-
     from coopcheck_rustfatbin.loader import In, InOut, Out
 
     args: list[Any] = []
@@ -127,7 +125,7 @@ def _launch_args(symbol: str, spec: KernelSpec, batch: Batch) -> list[Any]:
         elif param.name == "dst" and isinstance(batch, StoreBatch):
             args.append(InOut(_typed(symbol, param, batch.dst, spec.dtype)))
         elif param.name == "dst":
-            args.append(Out(np.empty(batch.n_blocks * abi.out_length(spec), spec.dtype)))
+            args.append(Out(batch.n_blocks * abi.out_length(spec), spec.dtype))
         else:
             args.append(In(_typed(symbol, param, getattr(batch, param.name), spec.dtype)))
     return args

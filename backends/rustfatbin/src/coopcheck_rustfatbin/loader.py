@@ -3,7 +3,8 @@
 ``cuda.bindings.driver`` is imported on first use, never at import. A fatbin without an image
 the device can run is refused before ``cuModuleLoadData`` with the archs it has; every driver
 failure becomes :class:`LoaderError` naming the kernel and the ``CUresult``. Device buffers are
-allocated at the exact byte size of their host array, so memcheck sees any access past the end.
+allocated at the exact byte size of their host array (an output's: of its length), so memcheck sees
+any access past the end.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from coopcheck import fatbin
 
 from coopcheck_rustfatbin.bundle import Bundle, LoaderError
@@ -40,9 +42,15 @@ class InOut:
 
 @dataclass(frozen=True)
 class Out:
-    """A device buffer the size of ``like``, filled with :data:`UNWRITTEN`, copied back after launch."""
+    """A device buffer of ``length`` elements of ``dtype``, filled with :data:`UNWRITTEN`, copied back after launch
+    into a new host array."""
 
-    like: Any
+    length: int
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return self.length * np.dtype(self.dtype).itemsize
 
 
 Arg = In | InOut | Out | int  # an int travels as int64_t
@@ -177,16 +185,16 @@ class _DeviceArgs:
         return self
 
     def _upload(self, driver: Any, arg: In | InOut | Out) -> int:
-        host = arg.like if isinstance(arg, Out) else arg.array
-        if not host.nbytes:
+        nbytes = arg.nbytes if isinstance(arg, Out) else arg.array.nbytes
+        if not nbytes:
             return 0
-        pointer = int(_check(driver.cuMemAlloc(host.nbytes), "cuMemAlloc", self.symbol))
+        pointer = int(_check(driver.cuMemAlloc(nbytes), "cuMemAlloc", self.symbol))
         self.owned.append(pointer)
         if isinstance(arg, Out):
-            call = driver.cuMemsetD8Async(pointer, UNWRITTEN, host.nbytes, self.stream)
+            call = driver.cuMemsetD8Async(pointer, UNWRITTEN, nbytes, self.stream)
             _check(call, "cuMemsetD8Async", self.symbol)
         else:
-            call = driver.cuMemcpyHtoDAsync(pointer, _host_pointer(host, self.symbol), host.nbytes, self.stream)
+            call = driver.cuMemcpyHtoDAsync(pointer, _host_pointer(arg.array, self.symbol), nbytes, self.stream)
             _check(call, "cuMemcpyHtoDAsync", self.symbol)
         return pointer
 
@@ -203,7 +211,7 @@ class _DeviceArgs:
         for arg, pointer in zip(self.args, self.values, strict=True):
             if isinstance(arg, In | int):
                 continue
-            host = (arg.like if isinstance(arg, Out) else arg.array).copy()
+            host = np.empty(arg.length, arg.dtype) if isinstance(arg, Out) else arg.array.copy()
             if host.nbytes:
                 call = driver.cuMemcpyDtoHAsync(_host_pointer(host, self.symbol), pointer, host.nbytes, self.stream)
                 _check(call, "cuMemcpyDtoHAsync", self.symbol)

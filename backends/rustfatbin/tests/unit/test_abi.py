@@ -81,7 +81,7 @@ def test_the_crate_exports_every_shuffle_method_at_the_items_per_thread_the_host
     exported = {}
     file = "shuffle_kernels.rs"
     for ipts, methods in zip(_export_lists("ipts", file), _export_lists("methods", file), strict=True):
-        exported |= {method: [int(n) for n in ipts] for method in methods[0::3]}  # "up: Up false"
+        exported |= {method: [int(n) for n in ipts] for method in methods[0::2]}  # "up: Up"
     assert exported == {m: list(abi.exported_items_per_thread("block.shuffle", m)) for m in shuffle.METHODS}
 
 

@@ -110,3 +110,47 @@ def test_a_launch_without_a_stream_uses_torchs_current_one_when_torch_is_importe
 def test_a_launch_without_a_stream_or_torch_uses_the_legacy_default_stream(monkeypatch):
     monkeypatch.delitem(sys.modules, "torch", raising=False)
     assert loader._stream_handle(None) == 0
+
+
+class MemoryDriver:
+    """The memory calls of one launch's arguments, recorded: allocations, fills, copies, frees."""
+
+    CUresult = driver.CUresult
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def cuMemAlloc(self, nbytes: int) -> tuple[Any, int]:
+        self.calls.append(("alloc", nbytes))
+        return driver.CUresult.CUDA_SUCCESS, 0x1000 * len(self.calls)
+
+    def cuMemsetD8Async(self, pointer: int, value: int, nbytes: int, stream: int) -> tuple[Any]:
+        self.calls.append(("memset", value, nbytes))
+        return (driver.CUresult.CUDA_SUCCESS,)
+
+    def cuMemcpyHtoDAsync(self, pointer: int, host: int, nbytes: int, stream: int) -> tuple[Any]:
+        self.calls.append(("to device", nbytes))
+        return (driver.CUresult.CUDA_SUCCESS,)
+
+    def cuMemcpyDtoHAsync(self, host: int, pointer: int, nbytes: int, stream: int) -> tuple[Any]:
+        self.calls.append(("to host", nbytes))
+        return (driver.CUresult.CUDA_SUCCESS,)
+
+    def cuMemFree(self, pointer: int) -> tuple[Any]:
+        self.calls.append(("free", pointer))
+        return (driver.CUresult.CUDA_SUCCESS,)
+
+
+def test_an_output_is_sized_by_its_length_and_comes_back_as_a_new_array(monkeypatch):
+    import numpy as np
+
+    memory = MemoryDriver()
+    monkeypatch.setattr(loader, "_driver", lambda: memory)
+    given = np.arange(3, dtype=np.int16)
+    with loader._DeviceArgs("k", [loader.In(given), loader.Out(5, "float64"), 7], stream=0) as args:
+        assert args.params[0][2] == 7
+        back = args.copy_back()
+    assert memory.calls[:4] == [("alloc", 6), ("to device", 6), ("alloc", 40), ("memset", loader.UNWRITTEN, 40)]
+    assert memory.calls[4] == ("to host", 40) and [c[0] for c in memory.calls[5:]] == ["free", "free"]
+    (out,) = back
+    assert out.shape == (5,) and out.dtype == np.float64
