@@ -1,23 +1,36 @@
-"""Test-only broken variants of block Load, to prove that the resource checks and racecheck bite.
+"""Test-only broken variants of block Load, Exchange and Shuffle, to prove that the resource checks and racecheck
+bite.
 
 * ``transpose_without_barrier``: the transpose exchange with no barrier between the shared-memory
   writes and reads: racecheck must report it, and its SASS has fewer ``BAR`` than the real one.
 * ``direct_through_shared``: a direct Load that stages its items through shared memory behind a
   barrier: correct results, but the host resource rules for ``direct`` must flag it.
+* ``exchange_without_barrier``: the real block Exchange with its block barrier made a no-op, so every load
+  step reads scratch that other warps may not have stored yet.
+* ``rotate_without_barrier``: a Shuffle rotate that reads its neighbour's scratch entry with no barrier after
+  the stores.
 
 Run as a script on a GPU, it launches one of them under the contract ABI, for compute-sanitizer::
 
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py racy     # must report
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py control  # must be clean
+
+``exchange-racy`` / ``exchange-control`` and ``shuffle-racy`` / ``shuffle-control`` do the same for a block
+Exchange (striped_to_blocked over 4 warps) and a Shuffle (rotate over 4 warps, by every distance of its kernel
+point), each launched over every case of its kernel point as the engine launches it and judged by its oracle.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
+from unittest import mock
 
 import coopcheck
 import numpy as np
-from coopcheck_numba import shared_bytes
+from coopcheck_numba import exchange, kernels, shared_bytes
 from coopcheck_numba.blockio import rank, threads
 from coopcheck_numba.kernels import ContractKernel, contract_kernel, load_kernel
 from numba import cuda
@@ -29,6 +42,9 @@ DIRECT = coopcheck.KernelSpec("block.load", "int32", (128,), 4, "direct")
 #: Static scratch of ``direct_through_shared``: static, so it shows in the cubin whatever the
 #: artifacts declare; one tile of the largest block the mutant is launched with.
 STAGING_ITEMS = 1024 * 4
+EXCHANGE = coopcheck.KernelSpec("block.exchange", "int32", (128,), 4, "striped_to_blocked",
+                                variant=(("slicing", "off"), ("output", "inplace")))
+SHUFFLE = coopcheck.KernelSpec("block.shuffle", "int32", (128,), 1, "rotate", variant=(("output", "inplace"),))
 
 
 def transpose_without_barrier() -> ContractKernel:
@@ -75,6 +91,52 @@ def direct_through_shared() -> ContractKernel:
     return load_kernel(load, DIRECT.dtype, ipt, coopcheck.kernel_symbol(DIRECT) + "__mutant_shared")
 
 
+@cuda.jit(device=True)
+def _no_barrier(me, n_threads):
+    pass
+
+
+@contextmanager
+def exchange_without_barrier() -> Iterator[None]:
+    """While inside, a new Exchange contract kernel is built from the real device function with its block barrier
+    a no-op (the builders' caches are bypassed, so no real kernel of this process is changed)."""
+    def racy(dtype: str, ipt: int, method: str, warp_time_slicing: bool) -> Callable[..., Any]:
+        with mock.patch.object(exchange, "_block_sync", _no_barrier):
+            return exchange.build_exchange.__wrapped__(dtype, ipt, method, warp_time_slicing)
+
+    with mock.patch.object(kernels, "build_exchange", racy), \
+            mock.patch.object(kernels, "_exchange_contract_kernel", kernels._exchange_contract_kernel.__wrapped__):
+        yield
+
+
+@contextmanager
+def rotate_without_barrier() -> Iterator[None]:
+    """While inside, a new Shuffle contract kernel is built around a rotate that reads its neighbour's scratch
+    entry without the barrier after the stores (the builders' caches are bypassed)."""
+    nbtype = numpy_support.from_dtype(np.dtype(SHUFFLE.dtype))
+
+    @cuda.jit(device=True)
+    def rotate(items_in, items_out, distance, block_item):
+        scratch = cuda.shared.array(0, nbtype)
+        me, n_threads = np.int32(rank()), np.int32(threads())
+        scratch[me] = items_in[0]
+        # The barrier that belongs here is missing: the read below races with the other warps' stores.
+        src = me + np.int32(distance)
+        if src >= n_threads:
+            src -= n_threads
+        items_out[0] = scratch[src]
+        cuda.syncthreads()
+
+    with mock.patch.object(kernels, "build_shuffle", lambda dtype, ipt, method: rotate), \
+            mock.patch.object(kernels, "_shuffle_contract_kernel", kernels._shuffle_contract_kernel.__wrapped__):
+        yield
+
+
+#: The family probes: mode prefix -> (the specialization it launches, the mutant that removes its barrier).
+FAMILY_PROBES: dict[str, tuple[coopcheck.KernelSpec, Callable[[], AbstractContextManager[None]]]] = {
+    "exchange": (EXCHANGE, exchange_without_barrier), "shuffle": (SHUFFLE, rotate_without_barrier)}
+
+
 def launch(kernel: ContractKernel, blocks: int = 8) -> np.ndarray:
     """One batched launch of a Load kernel of :data:`SPEC` over full tiles; returns ``dst``."""
     tile = SPEC.tile
@@ -89,12 +151,34 @@ def launch(kernel: ContractKernel, blocks: int = 8) -> np.ndarray:
     return device[2].copy_to_host()
 
 
+def family_probe(family: str, racy: bool) -> int:
+    """Launch the family probe's kernel point (its kernel without its barrier when ``racy``) as the engine does,
+    judged by its family's oracle; print how many lines of failures that gave (a race may or may not corrupt)."""
+    from coopcheck_numba.adapter import NumbaAdapter
+
+    from harness.contracts import load_contracts
+    from harness.oracles.launch import point_failures
+
+    spec, mutant = FAMILY_PROBES[family]
+    contract = {c.id: c for c in load_contracts()}[spec.operation]
+    point = (("dtype", spec.dtype), ("block", "x".join(map(str, spec.block))), ("ipt", spec.items_per_thread),
+             ("alg", spec.algorithm), *spec.variant)
+    with mutant() if racy else nullcontext():
+        failures = point_failures(NumbaAdapter(), contract, point, 0)
+    print(f"{family}-{'racy' if racy else 'control'}: {len(failures)} failure line(s)")
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    kernels = {"racy": transpose_without_barrier, "control": lambda: contract_kernel(SPEC)}
-    if len(argv) != 1 or argv[0] not in kernels:
-        print(f"usage: python mutants.py {{{'|'.join(kernels)}}}", file=sys.stderr)
+    probes = {"racy": transpose_without_barrier, "control": lambda: contract_kernel(SPEC)}
+    modes = [*probes, *(f"{family}-{kind}" for family in FAMILY_PROBES for kind in ("racy", "control"))]
+    if len(argv) != 1 or argv[0] not in modes:
+        print(f"usage: python mutants.py {{{'|'.join(modes)}}}", file=sys.stderr)
         return 2
-    kernel = kernels[argv[0]]()
+    if argv[0] not in probes:
+        family, _, kind = argv[0].rpartition("-")
+        return family_probe(family, kind == "racy")
+    kernel = probes[argv[0]]()
     out = launch(kernel)
     # Without a race the blocked result is the source itself; a racy run may or may not show it,
     # which is why racecheck, not this comparison, is the evidence.

@@ -1,5 +1,5 @@
-"""The checks bite: the resource rules flag a direct Load that uses shared memory, and a transpose
-without its barrier shows fewer BAR than the real one (racecheck's evidence is ``mutants.py``'s
+"""The checks bite: the resource rules flag a direct Load that uses shared memory, and a transpose, an Exchange
+and a Shuffle without their barrier show fewer BAR than the real ones (racecheck's evidence is ``mutants.py``'s
 GPU run)."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from types import ModuleType
 from typing import Any
 
 import coopcheck
+import pytest
 from coopcheck.ptx import entry_name
-from coopcheck_numba import toolchain
+from coopcheck_numba import kernels, toolchain
 from coopcheck_numba.adapter import NumbaAdapter
 
 from harness.inspect import KernelReport, inspect_artifacts, resource_violations
@@ -41,3 +42,16 @@ def test_transpose_without_its_barrier_has_fewer_bar(mutants: ModuleType, adapte
     assert resource_violations(real, spec.algorithm, resources[spec.operation]) == []
     assert any(m.startswith("require_sass BAR") for m in
                resource_violations(racy, spec.algorithm, resources[spec.operation]))
+
+
+@pytest.mark.parametrize("family", ["exchange", "shuffle"])
+def test_a_family_probe_without_its_barrier_has_fewer_bar(mutants: ModuleType, adapter: NumbaAdapter,
+                                                          family: str) -> None:
+    spec, without_barrier = mutants.FAMILY_PROBES[family]
+    artifacts = adapter.artifacts(adapter.compile(spec, arch=ARCH))
+    with without_barrier():
+        racy_kernel = kernels.contract_kernel(spec)
+    racy = _inspect(racy_kernel, dynamic_shared_bytes=artifacts.dynamic_shared_bytes)
+    assert len(racy.find("BAR")) < len(inspect_artifacts(artifacts).find("BAR"))
+    # the builders' caches were bypassed: the real kernel of this process is still the real one
+    assert kernels.contract_kernel(spec) is adapter.compile(spec, arch=ARCH).build.kernel

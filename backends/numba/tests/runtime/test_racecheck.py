@@ -1,5 +1,5 @@
-"""racecheck bites: it reports the transpose without its barrier and passes the real one
-(``tests/mutants.py`` under compute-sanitizer; the simulator cannot show a race, hence ``gpu``)."""
+"""racecheck bites: it reports the transpose, the block Exchange and the Shuffle without their barriers and passes
+the real ones (``tests/mutants.py`` under compute-sanitizer; the simulator cannot show a race, hence ``gpu``)."""
 
 from __future__ import annotations
 
@@ -21,3 +21,11 @@ def test_racecheck_reports_the_transpose_without_its_barrier() -> None:
 def test_racecheck_passes_the_real_transpose() -> None:
     probe = run_under("racecheck", MUTANTS, "control")
     assert probe.clean, probe.output[-4000:]
+
+
+@pytest.mark.parametrize(("mode", "reported"), [("exchange-racy", True), ("exchange-control", False),
+                                                ("shuffle-racy", True), ("shuffle-control", False)])
+def test_racecheck_sees_a_family_kernel_without_its_barrier_and_passes_the_real_one(mode: str,
+                                                                                    reported: bool) -> None:
+    probe = run_under("racecheck", MUTANTS, mode)
+    assert (probe.reported, probe.clean) == (reported, not reported), probe.output[-4000:]
