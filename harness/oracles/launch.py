@@ -58,12 +58,17 @@ def block_order(global_seed: int, cases: Sequence[Case], n_patterns: int) -> tup
 
 def point_failures(adapter: coopcheck.Adapter, contract: Contract, point: tuple[tuple[str, Any], ...], seed: int,
                    arch: str = "sm_90") -> list[str]:
-    """Launch one kernel point as the engine does (every case of the point, each in every data pattern, one block
-    each, its data drawn from ``seed``) through ``adapter`` and judge it by the contract's oracle: one line per
-    wrong block (its ``block_failures``, which the backends' runtime tests read and the engine does not), then the
-    detail of every failing case; empty when all passed."""
+    """Launch one kernel point as the engine does (every case of the point that the adapter takes, each in every
+    data pattern, one block each, its data drawn from ``seed``) through ``adapter`` and judge it by the contract's
+    oracle: one line per wrong block (its ``block_failures``, which the backends' runtime tests read and the engine
+    does not), then the detail of every failing case; empty when all passed. A point whose every case the adapter
+    declines is an error: nothing would be judged."""
     oracle: Any = contract.oracle
     cases = point_cases(contract, adapter.name, point)
+    if isinstance(adapter, coopcheck.CaseSupport):
+        cases = [c for c in cases if adapter.unsupported_case(c.spec, c.case_values()) is None]
+    if not cases:
+        raise ValueError(f"{contract.id}: {adapter.name} declines every case of {dict(point)}: nothing to launch")
     launch = oracle.build(cases[0].spec, cases, seed)
     before = oracle.snapshot(launch.batch)
     got = adapter.launch(adapter.compile(launch.spec, arch=arch), launch.spec, launch.batch)

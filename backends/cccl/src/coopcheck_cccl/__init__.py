@@ -1,5 +1,5 @@
-"""coopcheck_cccl: the ``cccl`` backend of the harness, block Load/Store and Exchange through NVIDIA's cuda.coop
-(cuda-cccl 1.1.1).
+"""coopcheck_cccl: the ``cccl`` backend of the harness, block Load/Store, Exchange and Reduce through NVIDIA's
+cuda.coop (cuda-cccl 1.1.1).
 
 Importing this package loads nothing heavy: numba and cuda.coop are imported when a kernel is built.
 """

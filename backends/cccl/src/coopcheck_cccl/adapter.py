@@ -5,7 +5,8 @@ own statics: CUB specializes on the block shape), the backend's own contract ker
 primitive (:mod:`coopcheck_cccl.kernels`), named ``coopcheck.kernel_symbol(spec)``. cuda.coop's factories
 compile for the current device, so without a CUDA device (or in numba's simulator) every kernel is
 declared NotSupported; with one, Load/Store runs only full-tile cases without oob_default, since 1.1.1
-binds no other overload, and Exchange only StripedToBlocked, its one bound method.
+binds no other overload, Exchange only StripedToBlocked, its one bound method, and Reduce partial tiles only with
+one item a thread (its one ``num_valid`` overload).
 
 Importing this module loads no numba and no cuda.coop: the registry may import it on any machine.
 """
@@ -17,7 +18,18 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from coopcheck import Artifacts, ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, exchange, load_store, require
+from coopcheck import (
+    Artifacts,
+    ExchangeBatch,
+    KernelSpec,
+    LoadBatch,
+    ReduceBatch,
+    StoreBatch,
+    exchange,
+    load_store,
+    reduce,
+    require,
+)
 from coopcheck.families import check_spec
 from coopcheck.ptx import entry_name
 
@@ -26,6 +38,9 @@ from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, EXCHANGE_METHODS, REQUIRES, to
 NO_DEVICE = "cuda.coop compiles only with a CUDA device present (factories query the current device)"
 SIMULATOR = "numba's CUDA simulator cannot run cuda.coop (its primitives are CUB compiled to LTO-IR)"
 PARTIAL_TILE = f"cuda.coop {CUDA_CCCL} binds only full-tile Load/Store (no valid_items)"
+REDUCE_PARTIAL_TILE = (f"cuda.coop {CUDA_CCCL} binds num_valid for one item a thread only (BlockReduce's "
+                       "Reduce(item, op, num_valid) / Sum(item, num_valid)): a partial tile of several items a "
+                       "thread has no overload")
 OOB_DEFAULT = f"cuda.coop {CUDA_CCCL} binds no Load with oob_default"
 EXCHANGE_METHOD = (f"cuda.coop {CUDA_CCCL} binds only StripedToBlocked of CUB's BlockExchange (its BlockExchangeType "
                    "has no other member)")
@@ -46,11 +61,11 @@ class CompiledKernel:
 
 
 class CcclAdapter:
-    """The ``cccl`` backend: cuda.coop's ``block.make_load`` / ``make_store`` / ``make_exchange`` in numba-cuda
-    kernels."""
+    """The ``cccl`` backend: cuda.coop's ``block.make_load`` / ``make_store`` / ``make_exchange`` /
+    ``make_reduce`` / ``make_sum`` in numba-cuda kernels."""
 
     name = "cccl"
-    operations = load_store.OPERATIONS | exchange.OPERATIONS
+    operations = load_store.OPERATIONS | exchange.OPERATIONS | reduce.OPERATIONS
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -79,18 +94,22 @@ class CcclAdapter:
             return SIMULATOR
         if self._device_arch is None:
             return NO_DEVICE
-        if spec.operation in exchange.OPERATIONS:
-            if spec.algorithm not in EXCHANGE_METHODS:
-                return EXCHANGE_METHOD
-        elif spec.algorithm not in ALGORITHMS:
+        if spec.operation in exchange.OPERATIONS and spec.algorithm not in EXCHANGE_METHODS:
+            return EXCHANGE_METHOD
+        if spec.operation in load_store.OPERATIONS and spec.algorithm not in ALGORITHMS:
             return f"cuda.coop {CUDA_CCCL} has no {spec.algorithm!r} algorithm"
+        # Reduce: every algorithm and operator of the contract is bound (first through a StatefulFunction).
         return DTYPES_REFUSED.get(spec.dtype)
 
     def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:
-        """Only the full tile without oob_default: 1.1.1 binds ``Load(ptr, items)`` / ``Store(ptr, items)``.
-        Any offset is taken (the primitive gets ``src[offset:]``). Exchange has no such case values."""
+        """Load/Store: only the full tile without oob_default, since 1.1.1 binds ``Load(ptr, items)`` /
+        ``Store(ptr, items)``; any offset is taken (the primitive gets ``src[offset:]``). Reduce: a partial tile
+        with one item a thread only. Exchange has no such case values."""
         if values.get("valid", spec.tile) != spec.tile:
-            return PARTIAL_TILE
+            if spec.operation not in reduce.OPERATIONS:
+                return PARTIAL_TILE
+            if spec.items_per_thread != 1:
+                return REDUCE_PARTIAL_TILE
         if values.get("oob", "none") != "none":
             return OOB_DEFAULT
         return None
@@ -120,7 +139,8 @@ class CcclAdapter:
     def can_launch(self) -> bool:
         return self._device_arch is not None
 
-    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch) -> Any:
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec,
+               batch: LoadBatch | StoreBatch | ExchangeBatch | ReduceBatch) -> Any:
         from coopcheck_cccl.kernels import launch
 
         return launch(compiled.kernel, spec, batch, compiled.temp_storage_bytes)

@@ -5,7 +5,10 @@ tile without oob_default (``Load(ptr, items)``, ``Store(ptr, items)``): block ``
 ``b*region + offset[b]``, Load's payload starts from its ``init`` slots and goes to its ``dst`` rows. A
 batch asking for fewer valid items or an oob_default is refused (the adapter declines such cases before).
 The Exchange kernel implements :mod:`coopcheck.exchange`'s ABI around StripedToBlocked, which takes no ranks or
-flags: the kernel has no such parameters and a launch copies neither to the device.
+flags: the kernel has no such parameters and a launch copies neither to the device. The Reduce kernel implements
+:mod:`coopcheck.reduce`'s ABI; with one item a thread it calls ``Reduce(item, op)`` for a full tile and
+``Reduce(item, op, num_valid)`` for a partial one (both overloads, by a branch uniform per block), with more only
+the full tile's ``Reduce(items, op)``: a batch asking for a partial tile there is refused.
 The primitive's TempStorage is dynamic shared memory from byte 0; each kernel is named
 ``coopcheck.kernel_symbol(spec)``, which numba mangles into the entry name that sanitizer records show.
 """
@@ -16,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numba
 import numpy as np
-from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, StoreBatch, exchange, kernel_symbol
+from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, ReduceBatch, StoreBatch, exchange, kernel_symbol, reduce
 from coopcheck.exchange import out_length
 from numba import cuda
 from numba.cuda import types
@@ -37,6 +40,8 @@ class Kernel(NamedTuple):
 
 def contract_kernel(spec: KernelSpec, primitive: Any) -> Kernel:
     """The contract kernel of ``spec``'s family around ``primitive``, not compiled yet."""
+    if spec.operation in reduce.OPERATIONS:
+        return build_reduce(spec, primitive)
     return (build_exchange if spec.operation in exchange.OPERATIONS else build)(spec, primitive)
 
 
@@ -105,9 +110,66 @@ def build_exchange(spec: KernelSpec, primitive: Any) -> Kernel:
     return Kernel(cuda.jit(kernel, link=list(primitive.files)), (vector, vector))
 
 
-def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch) -> None:
-    """Refuse a batch these kernels cannot honour: a block with fewer valid items than the tile, or (Load)
-    with an oob_default. Running it would charge the adapter's own slip to cuda.coop as a Fail."""
+def build_reduce(spec: KernelSpec, primitive: Any) -> Kernel:
+    """The Reduce contract kernel of ``spec`` around ``primitive`` (a ``make_reduce`` / ``make_sum`` result), not
+    compiled yet: every thread writes its return value and its seen flag (only the recording operator, whose
+    primitive takes the thread's ``[sentinel, seen]`` pair as an argument, ever sets it)."""
+    item = numpy_support.from_dtype(np.dtype(spec.dtype))
+    ipt, threads, stateful = spec.items_per_thread, spec.threads, spec.static("op") == reduce.RECORDING
+    bx, by = (*spec.block, 1)[:2]
+
+    if ipt == 1 and stateful:
+
+        def call(temp, held, state, valid):
+            if valid == threads:
+                return primitive(temp, held[0], state)
+            return primitive(temp, held[0], state, valid)
+
+    elif ipt == 1:
+
+        def call(temp, held, state, valid):
+            if valid == threads:
+                return primitive(temp, held[0])
+            return primitive(temp, held[0], valid)
+
+    elif stateful:
+
+        def call(temp, held, state, valid):
+            return primitive(temp, held, state)
+
+    else:
+
+        def call(temp, held, state, valid):
+            return primitive(temp, held)
+
+    reduced = cuda.jit(device=True)(call)
+
+    def kernel(items, valid, sentinel, dst):
+        b = np.int64(cuda.blockIdx.x)
+        me = np.int64(cuda.threadIdx.x + bx * (cuda.threadIdx.y + by * cuda.threadIdx.z))
+        held = cuda.local.array(ipt, item)
+        for i in range(ipt):
+            held[i] = items[(b * threads + me) * ipt + i]
+        state = cuda.local.array(2, item)  # [the block's sentinel, the seen flag]
+        state[0] = sentinel[b]
+        state[1] = 0
+        # alignment: TEMP_STORAGE_ALIGNMENT, written as the literal numba requires
+        result = reduced(cuda.shared.array(0, numba.uint8, alignment=16), held, state, valid[b])
+        dst[2 * b * threads + me] = result
+        dst[2 * b * threads + threads + me] = state[1]
+
+    kernel.__name__ = kernel.__qualname__ = kernel_symbol(spec)
+    vector = types.Array(item, 1, "C")
+    return Kernel(cuda.jit(kernel, link=list(primitive.files)), (vector, types.Array(types.int32, 1, "C"), vector,
+                                                                 vector))
+
+
+def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch | ReduceBatch) -> None:
+    """Refuse a batch these kernels cannot honour: a block with fewer valid items than the tile (Reduce: with
+    more than one item a thread), or (Load) with an oob_default. Running it would charge the adapter's own slip
+    to cuda.coop as a Fail."""
+    if isinstance(batch, ReduceBatch) and spec.items_per_thread == 1:
+        return
     partial = np.flatnonzero(np.asarray(batch.valid) != spec.tile)
     if partial.size:
         raise ValueError(f"block {partial[0]} asks for {batch.valid[partial[0]]} valid items: the cccl kernels "
@@ -116,7 +178,8 @@ def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch) -> None:
         raise ValueError("a block asks for an oob_default: the cccl kernels take none")
 
 
-def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch, shared: int) -> Any:
+def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch | ReduceBatch,
+           shared: int) -> Any:
     """One batched launch (grid ``n_blocks``, block ``spec.block``) with ``shared`` bytes of dynamic shared
     memory (past 48 KiB the kernel was opted in when it was built: :func:`allow_dynamic_shared`); returns the
     host copy of ``dst``. Every device array is allocated at its exact size, so memcheck sees any access past one."""
@@ -127,6 +190,12 @@ def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | Exc
     if isinstance(batch, ExchangeBatch):
         dst = cuda.device_array(batch.n_blocks * out_length(spec), dtype)
         run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)), dst)
+        return dst.copy_to_host()
+    if isinstance(batch, ReduceBatch):
+        dst = cuda.device_array(batch.n_blocks * reduce.out_length(spec), dtype)
+        run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)),
+            cuda.to_device(np.ascontiguousarray(batch.valid, np.int32)),
+            cuda.to_device(np.ascontiguousarray(batch.sentinel, dtype)), dst)
         return dst.copy_to_host()
     offset, region = cuda.to_device(np.ascontiguousarray(batch.offset, np.int64)), np.int64(batch.region)
     if isinstance(batch, LoadBatch):

@@ -1,13 +1,15 @@
-"""cuda.coop's block Load/Store and Exchange primitives, made through its factories (with the LTO-IR cache and
-NVRTC's precompiled headers).
+"""cuda.coop's block Load/Store, Exchange and Reduce primitives, made through its factories (with the LTO-IR cache
+and NVRTC's precompiled headers).
 
-``make_load`` / ``make_store`` / ``make_exchange`` of ``cuda.coop._experimental.block`` compile a CUB
-``BlockLoad`` / ``BlockStore`` / ``BlockExchange`` specialization (dtype, block shape, items per thread,
-algorithm or warp time-slicing) to LTO-IR for the current device and return a primitive callable in numba
-kernels that link its ``files``. 1.1.1 binds only the full-tile Load/Store overloads
-(``Load(ptr, items)``, ``Store(ptr, items)``): no valid_items, no oob_default, so the adapter declines every
-case that needs them; its exchange binds StripedToBlocked, in place (``(items)``) and into a second array
-(``(items, out)``). The contract kernels
+``make_load`` / ``make_store`` / ``make_exchange`` / ``make_reduce`` / ``make_sum`` of
+``cuda.coop._experimental.block`` compile a CUB ``BlockLoad`` / ``BlockStore`` / ``BlockExchange`` /
+``BlockReduce`` specialization (dtype, block shape, items per thread, algorithm, warp time-slicing or operator)
+to LTO-IR for the current device and return a primitive callable in numba kernels that link its ``files``.
+1.1.1 binds only the full-tile Load/Store overloads (``Load(ptr, items)``, ``Store(ptr, items)``): no
+valid_items, no oob_default, so the adapter declines every case that needs them; its exchange binds
+StripedToBlocked, in place (``(items)``) and into a second array (``(items, out)``); its reduce binds
+``Reduce(item, op)``, ``Reduce(item, op, num_valid)`` and ``Reduce(items[IPT], op)`` (and ``Sum`` alike):
+num_valid with one item a thread only. The contract kernels
 (:mod:`coopcheck_cccl.kernels`) pass the TempStorage explicitly, as dynamic shared memory from byte 0
 (``temp_storage_bytes`` of it at launch, aligned for any TempStorage of these types): the primitive's
 other form declares static shared memory, which stops at 48 KiB, and ends in a ``__syncthreads()`` the
@@ -22,7 +24,7 @@ import numpy as np
 from coopcheck import KernelSpec
 from cuda.coop._experimental import _nvrtc, block
 
-from coopcheck_cccl import ALGORITHMS, EXCHANGE_METHODS, cache, pch
+from coopcheck_cccl import ALGORITHMS, EXCHANGE_METHODS, cache, operators, pch
 from coopcheck_cccl.kernels import TEMP_STORAGE_ALIGNMENT
 from coopcheck_cccl.toolchain import versions
 
@@ -46,6 +48,11 @@ def make(spec: KernelSpec, lto_cache: cache.LtoCache | None) -> Any:
         if spec.operation == "block.exchange":
             primitive = block.make_exchange(block.BlockExchangeType[EXCHANGE_METHODS[spec.algorithm]], dtype, threads,
                                             spec.items_per_thread, warp_time_slicing=spec.static("slicing") == "on")
+        elif spec.operation == "block.reduce" and spec.static("op") == "sum":
+            primitive = block.make_sum(dtype, threads, spec.items_per_thread, spec.algorithm)
+        elif spec.operation == "block.reduce":
+            primitive = block.make_reduce(dtype, threads, operators.operator(spec.static("op"), dtype),
+                                          spec.items_per_thread, spec.algorithm)
         else:
             factory = block.make_load if spec.operation == "block.load" else block.make_store
             primitive = factory(dtype, threads, spec.items_per_thread, ALGORITHMS[spec.algorithm])

@@ -31,15 +31,17 @@ SPECS = [
 
 @pytest.fixture
 def sm_90(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """numba's current device, as cuda.coop's factories and numba's device-function compiles ask for it."""
+    """numba's current device, as cuda.coop's factories and numba's device-function compiles ask for it (and its
+    context, as numba asks for the target of an operator's LTO-IR)."""
     from numba import cuda
-    from numba.cuda import dispatcher
+    from numba.cuda import codegen, dispatcher
     from numba.cuda.core.compiler_lock import global_compiler_lock
 
     device = SimpleNamespace(compute_capability=CC)
     with global_compiler_lock:
         monkeypatch.setattr(cuda, "get_current_device", lambda: device)
         monkeypatch.setattr(dispatcher, "get_current_device", lambda: device)
+        monkeypatch.setattr(codegen.devices, "get_context", lambda: SimpleNamespace(device=device))
         yield
 
 
@@ -169,3 +171,48 @@ def test_a_separate_output_also_writes_the_input_as_the_call_left_it(output: str
     kernel = kernels.contract_kernel(spec, primitives.make(spec, LtoCache(tmp_path)))
     ptx, _ = cuda.compile_ptx(kernel.dispatcher.py_func, kernel.signature, cc=CC)
     assert len(re.findall(r"^\s*st\.global", ptx, re.M)) == stores
+
+
+def _reduce(dtype: str, block: tuple[int, ...], ipt: int, algorithm: str, op: str) -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.reduce", dtype, block, ipt, algorithm, variant=(("op", op),))
+
+
+#: make_sum and make_reduce with each operator of the contract (first: a StatefulFunction), every algorithm, one
+#: item a thread (the full-tile and num_valid overloads) and several, 1-D, 2-D and 3-D blocks, 1- to 8-byte items.
+REDUCES = [
+    _reduce("int32", (65,), 1, "raking", "sum"),
+    _reduce("float64", (16, 8), 4, "warp_reductions", "sum"),
+    _reduce("float32", (13, 5), 1, "raking_commutative_only", "min"),
+    _reduce("int8", (8, 4, 2), 3, "warp_reductions", "max"),
+    _reduce("uint16", (100,), 1, "raking", "matmul"),
+    _reduce("uint64", (32,), 2, "warp_reductions", "matmul"),
+    _reduce("float32", (65,), 1, "raking", "first"),
+    _reduce("int16", (16, 8), 4, "warp_reductions", "first"),
+]
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("spec", REDUCES, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+def test_the_reduce_kernel_links_with_cuda_coops_primitive(spec: coopcheck.KernelSpec, tmp_path: Path) -> None:
+    """The kernel of the Reduce ABI around ``make_sum`` / ``make_reduce``: the entry named for attribution, the
+    operator's code linked in (one per operator and dtype), and TempStorage for the block's partials."""
+    primitive = primitives.make(spec, LtoCache(tmp_path))
+    cubin = _link(spec, primitive)
+    assert coopcheck.kernel_symbol(spec).encode() in cubin
+    assert 0 < primitive.temp_storage_bytes <= spec.threads * 8 + 1024
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("op", ["sum", "first", "max"])
+def test_one_item_a_thread_calls_the_full_tile_and_the_num_valid_overloads(op: str, tmp_path: Path) -> None:
+    """Before linking (the primitive is a call), a kernel of one item a thread holds both of cuda.coop's calls:
+    ``Reduce(item, op)`` for the full tile and ``Reduce(item, op, num_valid)`` for a partial one; with several
+    items a thread, the full tile's one."""
+    from numba import cuda
+
+    for ipt, want in ((1, 2), (4, 1)):
+        spec = _reduce("int32", (64,), ipt, "raking", op)
+        kernel = kernels.contract_kernel(spec, primitives.make(spec, LtoCache(tmp_path)))
+        ptx, _ = cuda.compile_ptx(kernel.dispatcher.py_func, kernel.signature, cc=CC)
+        called = set(re.findall(r"^\s*\.extern \.func (block_reduce\w+)", ptx, re.M))
+        assert len(called) == want, (ipt, sorted(called))

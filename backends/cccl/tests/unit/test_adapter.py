@@ -129,3 +129,26 @@ def test_every_exchange_method_the_backend_names_is_one_of_cuda_coops() -> None:
 
     assert set(EXCHANGE_METHODS) <= set(coopcheck.exchange.METHODS)
     assert set(EXCHANGE_METHODS.values()) == {t.name for t in block.BlockExchangeType}
+
+
+def _reduce(ipt: int) -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.reduce", "int32", (65,), ipt, "raking", variant=(("op", "first"),))
+
+
+@pytest.mark.parametrize(("ipt", "valid", "reason"), [
+    (1, 65, None), (1, 64, None), (1, 0, None),  # Reduce(item, op, num_valid)
+    (4, 260, None),  # Reduce(items, op): the full tile
+    (4, 259, cccl.REDUCE_PARTIAL_TILE), (4, 1, cccl.REDUCE_PARTIAL_TILE),
+])
+def test_reduce_takes_a_partial_tile_with_one_item_a_thread_only(ipt: int, valid: int, reason: str | None) -> None:
+    assert cccl.CcclAdapter().unsupported_case(_reduce(ipt), {"valid": valid}) == reason
+
+
+def test_with_a_device_every_reduce_algorithm_and_operator_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    adapter = cccl.CcclAdapter()
+    monkeypatch.setitem(adapter.__dict__, "_device_arch", "sm_90")
+    assert "block.reduce" in adapter.operations
+    for algorithm in coopcheck.reduce.ALGORITHMS:
+        for op in coopcheck.reduce.OPERATORS:
+            spec = coopcheck.KernelSpec("block.reduce", "uint16", (16, 8), 3, algorithm, variant=(("op", op),))
+            assert adapter.unsupported_reason(spec) is None, (algorithm, op)

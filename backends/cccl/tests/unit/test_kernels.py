@@ -38,3 +38,21 @@ def test_a_batch_the_kernels_cannot_honour_is_refused_before_any_launch(
         batch: coopcheck.LoadBatch | coopcheck.StoreBatch, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         kernels.launch(None, SPEC, batch, 0)  # type: ignore[arg-type]  # refused before the kernel is touched
+
+
+def _reduce_batch(ipt: int, valid: list[int]) -> coopcheck.ReduceBatch:
+    n, tile = len(valid), 64 * ipt
+    return coopcheck.ReduceBatch(items=np.zeros(n * tile, np.int32), valid=np.array(valid, np.int32),
+                                 sentinel=np.zeros(n, np.int32), tile=tile)
+
+
+def test_reduce_takes_partial_tiles_with_one_item_a_thread() -> None:
+    spec = coopcheck.KernelSpec("block.reduce", "int32", (64,), 1, "raking", variant=(("op", "sum"),))
+    kernels.full_tiles_only(spec, _reduce_batch(1, [64, 0, 1, 63]))
+
+
+def test_a_reduce_batch_of_partial_tiles_of_several_items_a_thread_is_refused_before_any_launch() -> None:
+    spec = coopcheck.KernelSpec("block.reduce", "int32", (64,), 4, "raking", variant=(("op", "sum"),))
+    kernels.full_tiles_only(spec, _reduce_batch(4, [256, 256]))
+    with pytest.raises(ValueError, match=r"block 1 asks for 255 valid items: the cccl kernels take full tiles \(256\)"):
+        kernels.launch(None, spec, _reduce_batch(4, [256, 255]), 0)  # type: ignore[arg-type]
