@@ -108,8 +108,9 @@ class Ledger:
     env: dict[str, str] = field(default_factory=dict)  # lane, arch, toolkit of the run
     today: dt.date = field(default_factory=dt.date.today)
     matched: Counter[str] = field(default_factory=Counter)  # entry -> verdicts whose id it matched
-    applicable: set[str] = field(default_factory=set)  # entries that apply to a backend and run seen
-    _by_backend: dict[str, list[Expectation]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    applicable: set[str] = field(default_factory=set)  # entries that apply to a contract, backend and run seen
+    _by_head: dict[tuple[str, str], list[Expectation]] = field(default_factory=dict, init=False, repr=False,
+                                                               compare=False)
 
     def under(self, env: dict[str, str]) -> Ledger:
         return Ledger(self.expectations, env, self.today, self.matched, self.applicable)
@@ -121,19 +122,22 @@ class Ledger:
         """A live entry that applies to a run seen but matched none of its cases (stale: an error)."""
         return self.live(exp) and exp.where in self.applicable and not self.matched[exp.where]
 
-    def _tagged(self, backend: str) -> list[Expectation]:
-        """The entries whose tags match this run and ``backend`` (``"gpu*"``: every gpu lane), in file order; once
-        per backend: a full run resolves millions of verdicts against the same few entries."""
-        if backend not in self._by_backend:
+    def _tagged(self, contract: str, backend: str) -> list[Expectation]:
+        """The entries whose tags match this run and ``backend`` (``"gpu*"``: every gpu lane) and whose pattern
+        can name a case of ``contract`` (a run over some contracts leaves the others' entries alone), in file
+        order; once per contract and backend: a full run resolves millions of verdicts against the same few."""
+        if (contract, backend) not in self._by_head:
             tags = {**self.env, "backend": backend}
-            self._by_backend[backend] = [exp for exp in self.expectations
-                                         if all(fnmatchcase(tags.get(k, ""), v) for k, v in exp.tags.items())]
-            self.applicable.update(exp.where for exp in self._by_backend[backend])
-        return self._by_backend[backend]
+            self._by_head[contract, backend] = [
+                exp for exp in self.expectations
+                if all(fnmatchcase(tags.get(k, ""), v) for k, v in exp.tags.items())
+                and fnmatchcase(contract, exp.cases.split("/", 1)[0])]
+            self.applicable.update(exp.where for exp in self._by_head[contract, backend])
+        return self._by_head[contract, backend]
 
     def _matching(self, case_id: str) -> list[Expectation]:
         """The entries whose tags and pattern match ``case_id``, in file order (each remembered)."""
-        found = [exp for exp in self._tagged(caseid.head(case_id)[1]) if fnmatchcase(case_id, exp.cases)]
+        found = [exp for exp in self._tagged(*caseid.head(case_id)) if fnmatchcase(case_id, exp.cases)]
         for exp in found:
             self.matched[exp.where] += 1
         return found
