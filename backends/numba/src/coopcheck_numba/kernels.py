@@ -310,8 +310,9 @@ def launch(kernel: ContractKernel, spec: KernelSpec,
 
 
 #: numba's warning for a grid under 128 blocks: a batched launch runs one block per case instance, so a small
-#: grid is what the harness asks for, and a lane would print it once per kernel group.
-LOW_OCCUPANCY = r"Grid size \d+ will likely result in GPU under-utilization due to low occupancy"
+#: grid is what the harness asks for, and a lane would print it once per kernel group. Where colorama is installed
+#: numba wraps the message in terminal colour codes, which the filter (matched from the message's start) allows.
+LOW_OCCUPANCY = r"(\x1b\[[0-9;]*m)*Grid size \d+ will likely result in GPU under-utilization due to low occupancy"
 
 
 def configured(dispatcher: Any, n_blocks: int, block: tuple[int, ...], shared: int) -> Any:

@@ -5,7 +5,9 @@ lets every other warning through."""
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
+import pytest
 from coopcheck_numba.kernels import configured
 from numba import cuda
 
@@ -26,6 +28,18 @@ def test_numba_warns_of_a_small_grid_and_the_launch_does_not() -> None:
     assert any("under-utilization" in m for m in _warnings_of(lambda: dispatcher[4, (32,), 0, 0]))
     # another grid: numba keeps a configuration it made, and warns only when it makes one
     assert _warnings_of(lambda: configured(dispatcher, 5, (32,), 0)) == []
+
+
+def test_the_warning_is_kept_out_when_numba_highlights_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where colorama is installed numba wraps its messages in terminal colour codes (a GPU machine's lanes printed
+    the warning 6,777 times so), which the start of the message no longer matches."""
+    from numba.cuda.core import errors
+
+    bold = SimpleNamespace(errmsg=lambda text: f"\x1b[1m\x1b[1m{text}\x1b[0m\x1b[0m")
+    monkeypatch.setattr(errors, "termcolor", lambda: bold)
+    dispatcher = cuda.jit(_kernel)
+    assert any(m.startswith("\x1b[1m") for m in _warnings_of(lambda: dispatcher[6, (32,), 0, 0]))
+    assert _warnings_of(lambda: configured(dispatcher, 7, (32,), 0)) == []
 
 
 def test_other_warnings_still_show() -> None:
