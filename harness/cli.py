@@ -30,16 +30,19 @@ from harness.gpus import select_gpus
 from harness.hosts import HostError, Hosts, parse_hosts
 from harness.journal import JournalLock
 from harness.lanes import ALL_LANES, LANE_OUT_ENV, LANE_WORK, lane_kind, lanes_not_run
-from harness.options import OneLineParser, arch, count, positive_int, seconds, whole_number
+from harness.options import OneLineParser, arch, count, gibibytes, positive_int, seconds, whole_number
 from harness.progress import RunProgress
 from harness.report.cli import register as register_report
 from harness.scaling import group_costs
 from harness.scaling import register as register_predict
 from harness.session import (
     INTERRUPTED,
+    RECYCLED,
+    Recycled,
     RunConfig,
     check_resume,
     exit_with_supervisor,
+    physical_memory,
     planned_groups,
     read_outcome,
     resolve_backends,
@@ -71,6 +74,9 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     _contracts_option(parser)
     parser.add_argument("--expectations", type=Path, metavar="FILE",
                         help="waivers file (default: expectations.toml in the contracts folder)")
+    parser.add_argument("--worker-memory", type=gibibytes, metavar="GIB",
+                        help="a worker that holds more resident memory starts afresh between kernel groups, resuming "
+                        "its journal (0: never; default: this machine's memory over the workers plus one)")
 
 
 def _contracts_option(parser: argparse.ArgumentParser) -> None:
@@ -97,7 +103,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
     expectations = args.expectations or (folder / "expectations.toml")
     return RunConfig(lane=args.lane, profile=args.profile, seed=args.seed,
                      backends=list(args.backend), contracts_dir=folder, arch=args.arch,
-                     max_blocks=args.max_blocks, expectations=expectations if expectations.exists() else None)
+                     max_blocks=args.max_blocks, expectations=expectations if expectations.exists() else None,
+                     worker_memory=args.worker_memory or None)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -190,6 +197,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     jobs = args.jobs or (len(gpus) if gpus else 1) * (len(specs) if specs else 1)
     if args.balance_from:
         config.costs = group_costs(args.balance_from)
+    if args.worker_memory is None and not args.no_isolate:
+        config.worker_memory = physical_memory() // (jobs + 1)
     plan = planned_groups(config, contracts)
     print(_announcement(config.lane, chosen, gpu, sum(len(cases) for _backend, cases in plan)), flush=True)
     if specs:
@@ -269,6 +278,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         run_worker(config, args.journal, lock)
     except KeyboardInterrupt:  # the supervisor reports the interrupt, once
         return INTERRUPTED
+    except Recycled:  # its supervisor starts a fresh worker, which resumes after it
+        return RECYCLED
     finally:
         if lock is not None:
             lock.release()

@@ -96,6 +96,21 @@ def seconds(text: str) -> float:
     return value
 
 
+def gibibytes(text: str) -> int:
+    """An argparse type: a finite, non-negative number of GiB, as bytes (0: no limit).
+
+    >>> gibibytes("1.5")
+    1610612736
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a finite, non-negative number of GiB")
+    return round(value * 2**30)
+
+
 def arch(text: str) -> str:
     """An argparse type: a GPU architecture as the backends take it (sm_90, sm_90a, sm_100f)."""
     if not _ARCH.fullmatch(text):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -64,6 +65,8 @@ MAX_STALLS = 3
 INSPECT_CHUNK = 32
 #: The exit status of a worker stopped by an interrupt (the shell's 128 + SIGINT).
 INTERRUPTED = 130
+#: Exit status of a supervised worker that ended between groups to be started afresh (over ``worker_memory``).
+RECYCLED = 75
 #: The least time a worker gets before it announces its first group: starting (imports, contracts, reading the
 #: journal it resumes, activating a backend) is no kernel group, so a short --group-timeout never kills a
 #: healthy worker that is starting.
@@ -88,6 +91,10 @@ class RunConfig:
     #: contiguous slices. The supervisor hands its workers the same table, so they plan the same shares.
     costs: dict[str, float] | None = None
     gpu: str | None = None  # the supervisor sets the worker's CUDA_VISIBLE_DEVICES to it; None: inherited
+    #: Resident bytes past which a supervised worker ends between groups and its supervisor starts a fresh one
+    #: (None: never). A backend's compiles may pile up in the process: the CuTe DSL keeps about 3 MB of every
+    #: kernel it built, so one worker of cutlass's full host lane reached 17 GB.
+    worker_memory: int | None = None
 
     def session_record(self, env: dict[str, Any] | None = None) -> SessionRecord:
         """The journal's record of this run: what an identical re-run or a resume needs, and ``env`` (the
@@ -113,6 +120,8 @@ class RunConfig:
             args += ["--contracts", str(self.contracts_dir)]
         if self.expectations is not None:
             args += ["--expectations", str(self.expectations)]
+        if self.worker_memory is not None:
+            args += ["--worker-memory", repr(self.worker_memory / 2**30)]
         return args
 
     def worker_files(self) -> dict[str, tuple[str, str]]:
@@ -220,9 +229,26 @@ def planned_groups(config: RunConfig, contracts: list[Contract]) -> list[tuple[s
     return groups
 
 
+class Recycled(Exception):
+    """A worker ended between groups over its ``worker_memory``, its journal closed by an end record: its
+    supervisor starts a fresh one, which resumes after it."""
+
+
+def resident_bytes() -> int:
+    """The most memory this process has held resident (Linux reports kibibytes, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def physical_memory() -> int:
+    """This machine's memory in bytes (what a run's default ``worker_memory`` shares out among its workers)."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
 def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None) -> Counter[str]:
     """Run every case not yet recorded in ``journal`` (a journal of this session, or new), holding its lock
-    (``lock``: a supervisor's); returns the counts by the backends' own status."""
+    (``lock``: a supervisor's); returns the counts by the backends' own status. Past ``config.worker_memory``
+    it raises :class:`Recycled` after a batch of groups, once that batch is recorded, unless nothing is left."""
     started = time.perf_counter()
     lane_kind(config.lane)
     config.backends = resolve_backends(config.backends)
@@ -250,6 +276,7 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
         def announce(cases: list[Case]) -> None:  # a worker lost from here on is charged this group
             writer.write(GroupRecord(cases[0].kernel_id, tuple(c.id for c in cases)))
 
+        recycle = False
         ahead = not LANES[lane_kind(config.lane)]  # a host lane compiles a batch, then lists its SASS at once
         step = INSPECT_CHUNK if ahead else 1
         for batch in (todo[first:first + step] for first in range(0, len(todo), step)):
@@ -267,7 +294,13 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
                 for record in backend_engine.run_group(cases[0].spec, cases):
                     counts[str(record.status)] += 1
                 writer.sync()
+            recycle = (config.worker_memory is not None and resident_bytes() > config.worker_memory
+                       and batch[-1] is not todo[-1])
+            if recycle:
+                break
         writer.write(EndRecord(dict(counts), phases={b: _rounded(e.phases) for b, e in engines.items()}))
+    if recycle:
+        raise Recycled(str(journal))
     return counts
 
 
@@ -405,6 +438,11 @@ def _supervise(config: RunConfig, journal: Path, lock: JournalLock, group_timeou
             raise Interrupted(f"{journal}: interrupted")
         if rc == 0 and journal_ended(journal):
             return
+        if rc == RECYCLED and (now := len(final_cases(read_journal(journal, kinds=(CaseRecord,))))) > verdicts:
+            verdicts = now  # it ended between groups, after recording some: nothing to charge, no restart counted
+            print(f"harness: worker{launch.where} started afresh at {now} verdicts (over its --worker-memory); "
+                  "resuming", file=sys.stderr)
+            continue
         if rc == 2 and not timed_out:  # a handled usage or input error: already printed
             raise HarnessError(f"the worker{launch.where} stopped on an error (see above); the journal keeps what "
                                "it recorded")

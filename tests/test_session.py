@@ -232,3 +232,11 @@ def test_a_balanced_journal_resumes_only_with_the_same_costs(small_contracts: Pa
     config.costs = {"block.load/model/dtype=int16": 4.0}
     with pytest.raises(HarnessError, match=r"balance_sha256: journal '[0-9a-f]{8}', this run '[0-9a-f]{8}'"):
         run_worker(config, journal)
+
+
+def test_a_worker_is_told_its_memory_in_gib_and_reads_it_back_as_bytes() -> None:
+    from harness.cli import build_parser
+
+    config = RunConfig(lane="gpu", worker_memory=3 * 2**30 + 7)
+    args = build_parser().parse_args(["worker", "--journal", "j.jsonl", *config.worker_args()])
+    assert args.worker_memory == config.worker_memory

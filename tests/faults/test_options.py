@@ -21,6 +21,8 @@ BAD_OPTIONS: list[tuple[Callable[[], argparse.ArgumentParser], list[str], str]] 
     (build_parser, ["run", "--group-timeout", "inf"], "argument --group-timeout: inf is not a finite number"),
     (build_parser, ["run", "--group-timeout", "soon"], "argument --group-timeout: 'soon' is not a number"),
     (build_parser, ["run", "--max-blocks", "0"], "argument --max-blocks: 0 is less than 1"),
+    (build_parser, ["run", "--worker-memory", "-1"], "argument --worker-memory: -1 is not a finite, non-negative"),
+    (build_parser, ["run", "--worker-memory", "lots"], "argument --worker-memory: 'lots' is not a number of GiB"),
     (build_parser, ["run", "--max-blocks", "4k"], "argument --max-blocks: '4k' is not a whole number"),
     (build_parser, ["run", "--jobs", "-2"], "argument --jobs: -2 is less than 1"),
     (build_parser, ["run", "--seed", "0x10"], "argument --seed: '0x10' is not a whole number"),
