@@ -42,6 +42,7 @@ from harness.session import (
     RunConfig,
     check_resume,
     exit_with_supervisor,
+    phase_lines,
     physical_memory,
     planned_groups,
     read_outcome,
@@ -246,9 +247,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"lane {config.lane}, profile {config.profile}, journal(s) {', '.join(map(str, journals))}")
     for (contract, backend, status), n in sorted(counts.items()):
         print(f"  {contract:<12} {backend:<11} {status:<15} {n:>7}")
-    for backend, phases in sorted(outcome.phases.items()):
-        spent = ", ".join(f"{phase} {seconds:.1f}" for phase, seconds in phases.items())
-        print(f"  {backend:<11} seconds by phase (summed over workers): {spent}")
+    for line in phase_lines(outcome.phases):
+        print(line)
     for problem in outcome.problems:
         print(f"expectation: {problem}", file=sys.stderr)
     total = sum(counts.values())

@@ -11,6 +11,7 @@ itself the bottleneck, and the journal holds every case's verdict either way.
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -29,7 +30,7 @@ from harness.expectations import Verdict
 from harness.journal import CaseRecord, EndRecord, GroupRecord, JournalWriter, Record
 from harness.lanes import lane_cases
 from harness.options import arch, positive_int, whole_number
-from harness.session import RunConfig, resolve_backends
+from harness.session import RunConfig, resolve_backends, rounded
 from harness.statuses import Status
 
 SETTINGS = pytest.StashKey[tuple[RunConfig, Path | None]]()
@@ -150,8 +151,10 @@ class CaseRunner:
 
     def _engine(self, backend: str) -> Engine:
         if backend not in self.engines:
+            activating = time.perf_counter()
             self.engines[backend] = Engine(coopcheck.register(backend), self.config.lane, self.config.seed, self.emit,
                                            self.config.arch, self.config.max_blocks)
+            self.engines[backend].phases["startup"] += time.perf_counter() - activating
         return self.engines[backend]
 
 
@@ -266,7 +269,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     runner = config.stash.get(RUNNER, None)
     if runner is not None and runner.writer is not None:
-        runner.writer.write(EndRecord(dict(Counter(str(r.status) for r in runner.verdicts.values()))))
+        runner.writer.write(EndRecord(dict(Counter(str(r.status) for r in runner.verdicts.values())),
+                                      phases={b: rounded(e.phases) for b, e in runner.engines.items()}))
         runner.writer.close()
     if SETTINGS not in config.stash or not config.getoption("coop_fail_closed"):
         return

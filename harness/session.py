@@ -298,7 +298,7 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
                        and batch[-1] is not todo[-1])
             if recycle:
                 break
-        writer.write(EndRecord(dict(counts), phases={b: _rounded(e.phases) for b, e in engines.items()}))
+        writer.write(EndRecord(dict(counts), phases={b: rounded(e.phases) for b, e in engines.items()}))
     if recycle:
         raise Recycled(str(journal))
     return counts
@@ -315,7 +315,14 @@ def phase_totals(records: Iterable[Record]) -> dict[str, dict[str, float]]:
     return {b: dict(sorted(p.items(), key=lambda item: -item[1])) for b, p in totals.items()}
 
 
-def _rounded(phases: dict[str, float]) -> dict[str, float]:
+def phase_lines(phases: dict[str, dict[str, float]]) -> list[str]:
+    """A run summary's lines of :func:`phase_totals`: where each backend's time went."""
+    return [f"  {backend:<11} seconds by phase (summed over workers): "
+            + ", ".join(f"{phase} {seconds:.1f}" for phase, seconds in spent.items())
+            for backend, spent in sorted(phases.items())]
+
+
+def rounded(phases: dict[str, float]) -> dict[str, float]:
     return {phase: round(seconds, 3) for phase, seconds in sorted(phases.items())}
 
 

@@ -140,6 +140,9 @@ def test_the_journal_records_the_session_values_and_each_group(pytester: pytest.
     groups = [r for r in records if isinstance(r, GroupRecord)]
     assert sorted(c for g in groups for c in g.cases) == sorted(final_cases(records))
     assert all(len({kernel_scope(c) for c in g.cases}) == 1 for g in groups)
+    # where the time went, as a harness run's end record says it (a sanitizer lane's summed only its counts)
+    phases = records[-1].phases["model"]  # type: ignore[attr-defined]
+    assert {"startup", "build", "launch", "judge"} <= set(phases) and all(v >= 0 for v in phases.values())
 
 
 @pytest.mark.usefixtures("model_backend")

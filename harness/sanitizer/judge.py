@@ -13,11 +13,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.expectations import Ledger, Verdict
-from harness.journal import CaseRecord, ControlRecord, JournalWriter, final_cases, read_journal
+from harness.journal import CaseRecord, ControlRecord, EndRecord, JournalWriter, final_cases, read_journal
 from harness.sanitizer.attribution import Finding, Launch, Unmapped, attribute, read_launches
 from harness.sanitizer.layout import LaneLayout, read_json
 from harness.sanitizer.records import SanitizerRecord, SanitizerXmlError, parse_file
 from harness.sanitizer.tools import CONTROLS, ERROR_EXITCODE
+from harness.session import phase_totals
 from harness.statuses import Status
 
 #: Cases listed by name when a lane has more that are not accepted (the rest are counted).
@@ -45,6 +46,7 @@ class LaneResult:
     control_reported: bool = False
     unmapped: int = 0
     problems: list[str] = field(default_factory=list)
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)  # per backend: where its time went
 
     @property
     def lane(self) -> str:
@@ -94,6 +96,7 @@ def judge(layout: LaneLayout, slots: list[str], ledger: Ledger) -> LaneResult:
     result.charged = {case: findings for (_, case), findings in by_case.items()}
     result.finals = {cid: ledger.resolve(record) for path in layout.journals()
                      for cid, record in final_cases(read_journal(path)).items()}
+    result.phases = phase_totals(r for path in layout.journals() for r in read_journal(path, kinds=(EndRecord,)))
     _case_problems(result, ledger)
     return result
 

@@ -32,7 +32,7 @@ from harness.sanitizer.layout import LaneLayout
 from harness.sanitizer.summary import summary_line
 from harness.sanitizer.workers import Slot, default_workers, plan_slots, tx_spec
 from harness.sanitizer.wrapper import WrapperConfig
-from harness.session import RunConfig
+from harness.session import RunConfig, phase_lines
 
 #: Set for the whole lane: torch's caching allocator would hide an overrun inside its pool.
 LANE_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
@@ -213,6 +213,8 @@ def report(result: LaneResult) -> int:
     print(f"{result.tool}: {result.records} record(s): {result.control_records} on the positive control, "
           f"{result.unmapped} unmapped, the others charged to {len(result.charged)} case(s)")
     print(summary_line(result.finals, result.tool))
+    for line in phase_lines(result.phases):
+        print(line)
     if not result.problems:
         print(f"{result.lane}: passed")
         return 0

@@ -176,8 +176,10 @@ def test_end_to_end_a_lane_whose_control_alone_is_reported_passes(tmp_path: Path
                                                                   small_contracts: Path) -> None:
     done, layout = run_lane(tmp_path, fake_sanitizer, small_contracts, "control", workers=1)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-3].startswith("racecheck: 1 record(s): 1 on the positive control, 0 unmapped")
-    assert done.stdout.splitlines()[-1] == "gpu-racecheck: passed"
+    lines = done.stdout.splitlines()
+    assert lines[-4].startswith("racecheck: 1 record(s): 1 on the positive control, 0 unmapped")
+    assert lines[-2].startswith("  model       seconds by phase (summed over workers): ") and "launch" in lines[-2]
+    assert lines[-1] == "gpu-racecheck: passed"
     [journal] = layout.journals()
     [control] = [r for r in read_journal(journal) if isinstance(r, ControlRecord)]
     assert (control.id, control.lane, control.seen, control.records) == (
@@ -194,7 +196,7 @@ def test_a_sanitizer_slower_to_finish_than_xdists_teardown_still_counts(tmp_path
     failed with its control unseen. The lane gives its workers --lane-timeout to come down instead."""
     done, layout = run_lane(tmp_path, fake_sanitizer, small_contracts, "control", 1, linger=11)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-3].startswith("racecheck: 1 record(s): 1 on the positive control")
+    assert done.stdout.splitlines()[-4].startswith("racecheck: 1 record(s): 1 on the positive control")
     assert len(list((layout.root / "status").glob("*.json"))) == 1
 
 
