@@ -79,18 +79,24 @@ def whole_number(text: str) -> int:
     return _whole(text, None)
 
 
+def _finite(text: str, unit: str) -> float:
+    """``text`` as a finite number, or the argparse error naming what it should be (``unit``: seconds, GiB)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number of {unit}")
+    return value
+
+
 def seconds(text: str) -> float:
     """An argparse type: a finite number of seconds, at least ``MIN_SECONDS`` (nan and inf never fire).
 
     >>> seconds("2.5")
     2.5
     """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number of seconds")
+    value = _finite(text, "seconds")
     if value < MIN_SECONDS:
         raise argparse.ArgumentTypeError(f"{text} is less than {MIN_SECONDS:g} (seconds)")
     return value
@@ -102,12 +108,9 @@ def gibibytes(text: str) -> int:
     >>> gibibytes("1.5")
     1610612736
     """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of GiB") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a finite, non-negative number of GiB")
+    value = _finite(text, "GiB")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is less than 0 (GiB)")
     return round(value * 2**30)
 
 
