@@ -127,10 +127,25 @@ def _runs(layout: LaneLayout, slots: list[str], problems: list[str]) -> list[Run
                             f"{layout.tool}; log: {layout.log(run.run)}")
         elif run.returncode not in (0, ERROR_EXITCODE):
             log = layout.log(run.run)
-            problems.append(f"compute-sanitizer of run {run.run} exited {run.returncode} (neither 0 nor "
-                            f"{ERROR_EXITCODE}): the sanitizer or its worker crashed; log: {log}"
-                            + _log_tail(log))
+            if _checked_to_the_end(log):
+                problems.append(f"the worker of run {run.run} exited {run.returncode} after compute-sanitizer "
+                                "checked it to its end (ERROR SUMMARY: 0 errors): no finding, but a worker that does "
+                                f"not end cleanly fails the lane; log: {log}" + _log_tail(log))
+            else:
+                problems.append(f"compute-sanitizer of run {run.run} exited {run.returncode} (neither 0 nor "
+                                f"{ERROR_EXITCODE}): the sanitizer or its worker crashed; log: {log}"
+                                + _log_tail(log))
     return runs
+
+
+def _checked_to_the_end(log: Path) -> bool:
+    """Whether the sanitizer's log says its target, not the sanitizer, ended with an error status after a check
+    that found nothing (the sanitizer then passes the target's status on)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return False
+    return "Target application returned an error" in text and "ERROR SUMMARY: 0 errors" in text
 
 
 #: What compute-sanitizer logs when a target did not connect within its launch timeout; it then waits for the

@@ -148,6 +148,20 @@ def test_a_crashed_sanitizer_fails_the_lane_with_its_log(healthy: Any) -> None:
                            "    | ========= COMPUTE-SANITIZER\n    | ========= Error: Internal Sanitizer Error")
 
 
+def test_a_worker_that_exits_badly_after_a_clean_check_still_fails_the_lane_saying_so(healthy: Any) -> None:
+    """Seen on the H200 (initcheck, Exchange and Shuffle full): one worker of 14 exited 1 after its session, its
+    journal closed by its end record, while the sanitizer printed 0 errors to the end. Not a finding, and not a
+    sanitizer crash: the lane still fails (it cannot vouch for a process that did not end cleanly), naming what
+    happened."""
+    healthy.layout.log("w0.10").write_text("========= COMPUTE-SANITIZER\n========= Target application returned an "
+                                           "error\n========= ERROR SUMMARY: 0 errors\n")
+    healthy.run("w0.10", 100, "gw0", 1)
+    problems = judge(healthy.layout, ["w0"], ledger()).problems
+    assert problems[0].startswith(
+        "the worker of run w0.10 exited 1 after compute-sanitizer checked it to its end (ERROR SUMMARY: 0 errors): "
+        "no finding, but a worker that does not end cleanly fails the lane; log: ")
+
+
 def test_unparseable_xml_fails_the_lane_naming_the_file(healthy: Any) -> None:
     healthy.layout.xml("w0.10").write_text("<ComputeSanitizerOutput><record><kind>Haz")
     problems = judge(healthy.layout, ["w0"], ledger()).problems
