@@ -28,6 +28,16 @@ from harness.oracles.judging import Bools, Ints, Judging, Prediction, axes_lacki
 from harness.oracles.launch import Launch as Launch
 from harness.oracles.launch import Verdict as Verdict
 from harness.oracles.launch import block_order
+from harness.oracles.operands import (
+    extreme,
+    identity,
+    is_float,
+    matmul,
+    of_bits,
+    pattern_names,
+    pattern_values,
+    random_bits,
+)
 from harness.oracles.values import mix, raw_view
 
 OPERATION = "block.reduce"
@@ -49,8 +59,6 @@ DIAGNOSES = {
     "result-in-last-thread": "thread 0 lacks the result, the last thread holds it",
     "floats-canonicalized": "floats canonicalized",
 }
-_SALT = {"items": 0x11, "invalid": 0x22, "sentinel": 0x33, "shape": 0x44}
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def check_static(spec: coopcheck.KernelSpec) -> None:
@@ -63,24 +71,6 @@ def axes_problem(operation: str, axes: Mapping[str, Sequence[Any]]) -> str | Non
     return axes_lacking("a Reduce contract", AXES, axes)
 
 
-def is_float(spec: coopcheck.KernelSpec) -> bool:
-    return np.dtype(spec.dtype).kind == "f"
-
-
-def pattern_names(spec: coopcheck.KernelSpec) -> tuple[str, ...]:
-    """The patterns a case of ``spec``'s operator and dtype runs (see the module docstring).
-
-    >>> pattern_names(coopcheck.KernelSpec(OPERATION, "float32", (32,), 1, "raking", variant=(("op", "sum"),)))
-    ('uniform', 'exact')
-    """
-    op = spec.static("op")
-    if op == "sum":
-        return ("uniform", "exact") if is_float(spec) else ("random", "small")
-    if op in ("min", "max"):
-        return ("finite", "zeros", "nan") if is_float(spec) else ("random", "positive", "negative")
-    return ("random", "sparse")
-
-
 def blocks_per_case(spec: coopcheck.KernelSpec) -> int:
     return len(pattern_names(spec))
 
@@ -88,74 +78,9 @@ def blocks_per_case(spec: coopcheck.KernelSpec) -> int:
 # -- inputs ------------------------------------------------------------------------------------------------
 
 
-def _random(keys: np.ndarray, n: int, salt: str) -> np.ndarray:
-    """uint64 random bits per (block, element): a function of the block's key and the element index only."""
-    code = np.arange(n, dtype=np.uint64) * _GOLDEN ^ np.uint64(_SALT[salt] << 56)
-    with np.errstate(over="ignore"):
-        return mix(keys[:, None] ^ code[None, :])
-
-
-def _of_bits(dtype: np.dtype[Any], bits64: np.ndarray) -> np.ndarray:
-    """The top bits of uint64 values as ``dtype`` values (full range: every bit pattern)."""
-    width = dtype.itemsize * 8
-    return (bits64 >> np.uint64(64 - width)).astype(f"uint{width}").view(dtype)
-
-
-def _finite(dtype: np.dtype[Any], bits64: np.ndarray, spread: int) -> np.ndarray:
-    """Finite floats in (-1, 1) times 2**-e, e in [0, spread): no overflow in any sum of a tile."""
-    unit = (bits64 >> np.uint64(11)).astype(np.float64) / 2.0**53 * 2 - 1
-    return (np.ldexp(unit, -(bits64 % np.uint64(spread)).astype(np.int64))).astype(dtype)
-
-
-def _valid_values(spec: coopcheck.KernelSpec, name: str, r: np.ndarray, r2: np.ndarray) -> np.ndarray:
-    """The items of pattern ``name`` (before the invalid slots are filled), from random bits ``r`` and ``r2``."""
-    dtype, op = np.dtype(spec.dtype), spec.static("op")
-    width = dtype.itemsize * 8
-    if name in ("random", "nan"):
-        return _of_bits(dtype, r)
-    if name == "small":  # sums that do not wrap: -2..2 (unsigned 0..4)
-        return ((r % np.uint64(5)).astype(np.int64) - (0 if dtype.kind == "u" else 2)).astype(dtype)
-    if name in ("positive", "negative"):  # the top bit clear (set), and not zero
-        raw = (r >> np.uint64(64 - width)) & np.uint64((1 << (width - 1)) - 1) | np.uint64(1)
-        if name == "negative":
-            raw |= np.uint64(1 << (width - 1))
-        return raw.astype(f"uint{width}").view(dtype)
-    if name in ("finite", "uniform"):
-        return _finite(dtype, r, 16 if name == "finite" else 4)
-    if name == "zeros":  # -0.0 at every fourth slot, the others of one sign: the extreme is -0.0
-        magnitude = np.abs(_finite(dtype, r, 16)) + dtype.type(2.0**-8)
-        values = magnitude if op == "min" else -magnitude
-        zeros: np.ndarray = np.where(np.arange(values.shape[1]) % 4 == 3, dtype.type(-0.0), values)
-        return zeros
-    if name == "exact":  # integers whose sum of magnitudes is at most 2**digits: every partial sum is exact
-        digits = np.finfo(dtype).nmant + 1
-        m = max(1, (1 << digits) // spec.tile)
-        values = ((r % np.uint64(2 * m + 1)).astype(np.int64) - m).astype(dtype)
-        return np.where(np.arange(values.shape[1]) < (1 << digits), values, dtype.type(0))
-    if name == "sparse":  # first: zeros but one slot in eight; matmul: identities but one in eight
-        fill = _identity(spec) if op == "matmul" else dtype.type(0)
-        return np.where(r2 % np.uint64(8) == 0, _of_bits(dtype, r), fill)
-    raise ValueError(f"unknown pattern {name!r}")
-
-
-def _identity(spec: coopcheck.KernelSpec) -> np.generic:
-    """matmul's identity matrix, packed: entries e0 and e3 are 1."""
-    dtype = np.dtype(spec.dtype)
-    k = dtype.itemsize * 2
-    return np.array([1 | (1 << (3 * k))], dtype=f"uint{dtype.itemsize * 8}").view(dtype)[0]  # type: ignore[no-any-return]
-
-
-def _extreme(spec: coopcheck.KernelSpec, low: bool) -> np.generic:
-    dtype = np.dtype(spec.dtype)
-    if dtype.kind == "f":
-        return dtype.type(-np.inf if low else np.inf)  # type: ignore[no-any-return]
-    info = np.iinfo(dtype)
-    return dtype.type(info.min if low else info.max)  # type: ignore[no-any-return]
-
-
 def _sentinels(dtype: np.dtype[Any], bits64: np.ndarray) -> np.ndarray:
     """One sentinel a block: random bits, made finite and non-zero (first compares its operands to it)."""
-    values = _of_bits(dtype, bits64)
+    values = of_bits(dtype, bits64)
     if dtype.kind == "f":
         return np.where(np.isfinite(values) & (values != 0), values, dtype.type(-1.75))
     return np.where(values != 0, values, dtype.type(1))
@@ -172,20 +97,20 @@ def build(spec: coopcheck.KernelSpec, cases: Sequence[Case], global_seed: int) -
         keys = mix(seeds * np.uint64(8) + pattern_of_block.astype(np.uint64))
     tile, dtype, op = spec.tile, np.dtype(spec.dtype), spec.static("op")
     items = np.empty((len(order), tile), dtype=dtype)
-    r, r2 = _random(keys, tile, "items"), _random(keys, tile, "shape")
+    r, r2 = random_bits(keys, tile, "items"), random_bits(keys, tile, "shape")
     for p, name in enumerate(names):
         rows = pattern_of_block == p
-        items[rows] = _valid_values(spec, name, r[rows], r2[rows])
-    sentinel = _sentinels(dtype, _random(keys, 1, "sentinel")[:, 0])
+        items[rows] = pattern_values(spec, name, r[rows], r2[rows])
+    sentinel = _sentinels(dtype, random_bits(keys, 1, "sentinel")[:, 0])
     invalid = np.arange(tile)[None, :] >= valid[:, None]
     if op == RECORDING:
         clash = ~invalid & (raw_view(items) == raw_view(sentinel)[:, None])
         items[clash] = (raw_view(items) ^ 1).view(dtype)[clash]  # no valid item equals the sentinel
         fill = np.broadcast_to(sentinel[:, None], items.shape)
     elif op in ("min", "max"):
-        fill = np.full(items.shape, _extreme(spec, low=op == "min"), dtype=dtype)
+        fill = np.full(items.shape, extreme(spec, low=op == "min"), dtype=dtype)
     else:
-        fill = _of_bits(dtype, _random(keys, tile, "invalid"))
+        fill = of_bits(dtype, random_bits(keys, tile, "invalid"))
     items = np.where(invalid, fill, items)
     batch = ReduceBatch(items.reshape(-1), valid, sentinel, tile)
     return Launch(spec, tuple(cases), batch, case_of_block, pattern_of_block, names, seed)
@@ -197,26 +122,6 @@ def snapshot(batch: ReduceBatch) -> ReduceBatch:
 
 
 # -- expected result ---------------------------------------------------------------------------------------
-
-
-def _unpack(raw: np.ndarray, k: int) -> list[np.ndarray]:
-    mask = np.uint64((1 << k) - 1)
-    return [(raw >> np.uint64(j * k)) & mask for j in range(4)]
-
-
-def matmul(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
-    """``a @ b`` of 2x2 matrices of ``k``-bit entries packed in uint64 values (entry 0 the lowest), mod 2**k.
-
-    >>> int(matmul(np.array([1 | 1 << 2 | 1 << 6], np.uint64), np.array([1 | 1 << 4 | 1 << 6], np.uint64), 2)[0])
-    86
-    """
-    x, y, mask = _unpack(a, k), _unpack(b, k), np.uint64((1 << k) - 1)
-    entries = (x[0] * y[0] + x[1] * y[2], x[0] * y[1] + x[1] * y[3], x[2] * y[0] + x[3] * y[2],
-               x[2] * y[1] + x[3] * y[3])
-    out = np.zeros_like(a)
-    for j, e in enumerate(entries):
-        out |= (e & mask) << np.uint64(j * k)
-    return out
 
 
 def reference(spec: coopcheck.KernelSpec, items: np.ndarray, valid: np.ndarray) -> np.ndarray:
@@ -239,21 +144,21 @@ def reference(spec: coopcheck.KernelSpec, items: np.ndarray, valid: np.ndarray) 
         # np.fmax return NaN for one (IEEE 754-2008's minNum / maxNum), so the NaNs are masked out instead.
         numbers = mask & ~np.isnan(items)
         is_max = op == "max"
-        extreme = np.where(numbers, items, -np.inf if is_max else np.inf)
-        folded = extreme.max(axis=1) if is_max else extreme.min(axis=1)
+        candidates = np.where(numbers, items, -np.inf if is_max else np.inf)
+        folded = candidates.max(axis=1) if is_max else candidates.min(axis=1)
         return np.where(numbers.any(axis=1), folded, np.nan).astype(dtype)
     if op in ("min", "max"):
-        padded = np.where(mask, items, _extreme(spec, low=op == "max"))
+        padded = np.where(mask, items, extreme(spec, low=op == "max"))
         return padded.min(axis=1) if op == "min" else padded.max(axis=1)  # type: ignore[no-any-return]
     if op == "first":
         nonzero = mask & (items != 0)
         at = np.where(nonzero.any(axis=1), nonzero.argmax(axis=1), np.maximum(valid - 1, 0))
         return items[rows, at]  # type: ignore[no-any-return]
     k = width // 4
-    raw = np.where(mask, raw_view(items).astype(np.uint64), raw_view(np.array([_identity(spec)]))[0])
+    raw = np.where(mask, raw_view(items).astype(np.uint64), raw_view(np.array([identity(spec)]))[0])
     while raw.shape[1] > 1:  # a tree of in-order products: matmul is associative
         if raw.shape[1] % 2:
-            raw = np.hstack([raw, np.full((len(raw), 1), raw_view(np.array([_identity(spec)]))[0], np.uint64)])
+            raw = np.hstack([raw, np.full((len(raw), 1), raw_view(np.array([identity(spec)]))[0], np.uint64)])
         raw = matmul(raw[:, 0::2], raw[:, 1::2], k)
     product: np.ndarray = raw[:, 0].astype(f"uint{width}").view(dtype)
     return product
@@ -302,8 +207,8 @@ def _result_wrong(spec: coopcheck.KernelSpec, items: np.ndarray, valid: np.ndarr
         mask = np.arange(items.shape[1])[None, :] < valid[:, None]
         member = (mask & (raw_view(items) == raw_view(got0)[:, None])).any(axis=1)
         with np.errstate(invalid="ignore"):
-            extreme = np.where(np.isnan(ref), np.isnan(got0), got0 == ref)
-        wrong = ~(member & extreme)
+            at_extreme = np.where(np.isnan(ref), np.isnan(got0), got0 == ref)
+        wrong = ~(member & at_extreme)
         first_equal = (mask & (raw_view(items) == raw_view(ref)[:, None])).argmax(axis=1)
         want = np.where(np.isnan(ref), ref, items[np.arange(len(items)), first_equal])
     else:

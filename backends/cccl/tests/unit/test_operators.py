@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from coopcheck_cccl import operators
 
-from harness.oracles.block_reduce import matmul, reference
+from harness.oracles.block_reduce import reference
+from harness.oracles.operands import matmul
 from harness.oracles.values import raw_view
 
 INTEGERS = ["uint8", "int8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]

@@ -19,7 +19,7 @@ from coopcheck_cutlass.reduce_plan import BARRIER, FOLD, LOAD, STORE, SYNC, Redu
 
 from harness.cases import kernel_points
 from harness.contracts import load_contracts
-from harness.oracles.block_reduce import matmul
+from harness.oracles.operands import matmul
 from harness.oracles.values import raw_view
 
 CONTRACT = {c.id: c for c in load_contracts()}["block.reduce"]
