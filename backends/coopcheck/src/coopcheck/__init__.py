@@ -9,6 +9,7 @@ from coopcheck.exchange import ExchangeBatch
 from coopcheck.load_store import LoadBatch, StoreBatch
 from coopcheck.reduce import ReduceBatch
 from coopcheck.registry import UnknownBackend, active, available, register
+from coopcheck.scan import ScanBatch
 from coopcheck.shuffle import ShuffleBatch
 from coopcheck.vocabulary import (
     ALGORITHMS,
@@ -23,7 +24,7 @@ from coopcheck.vocabulary import (
 __all__ = [
     "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
     "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "ExchangeBatch", "InvalidParameter", "KernelSpec",
-    "LoadBatch", "ReduceBatch", "ShuffleBatch", "StoreBatch",
+    "LoadBatch", "ReduceBatch", "ScanBatch", "ShuffleBatch", "StoreBatch",
     "UnknownBackend", "active", "available", "block_threads", "check_static", "kernel_symbol",
     "register", "require",
 ]

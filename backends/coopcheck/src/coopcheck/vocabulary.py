@@ -30,6 +30,11 @@ SHUFFLE_METHODS = ("offset", "rotate", "up", "down", "up_suffix", "down_prefix")
 #: Block Reduce's algorithms, CUB's three deterministic ones, and its operators (see :mod:`coopcheck.reduce`).
 REDUCE_ALGORITHMS = ("raking", "raking_commutative_only", "warp_reductions")
 REDUCE_OPERATORS = ("sum", "min", "max", "matmul", "first")
+#: Block Scan's algorithms (CUB's three), operators, modes and seeds (see :mod:`coopcheck.scan`).
+SCAN_ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
+SCAN_OPERATORS = ("sum", "min", "max", "matmul")
+SCAN_MODES = ("inclusive", "exclusive")
+SCAN_SEEDS = ("none", "initial", "prefix")
 
 
 class InvalidParameter(ValueError):
@@ -69,6 +74,12 @@ STATIC_RULES = {
     "reduce_operator": "a reduce operator is one of " + ", ".join(REDUCE_OPERATORS),
     "reduce_commutative": "raking_commutative_only takes a commutative operator (sum, min or max)",
     "reduce_integer_operator": "matmul multiplies 2x2 matrices packed into an integer item: integer dtypes only",
+    # Block Scan (coopcheck.scan)
+    "scan_algorithm": "a scan algorithm is one of " + ", ".join(SCAN_ALGORITHMS),
+    "scan_operator": "a scan operator is one of " + ", ".join(SCAN_OPERATORS),
+    "scan_mode": "a scan is inclusive or exclusive",
+    "scan_seed": "a scan's seed is none, an initial value or a block prefix callback (" + ", ".join(SCAN_SEEDS) + ")",
+    "scan_integer_operator": "matmul multiplies 2x2 matrices packed into an integer item: integer dtypes only",
 }
 
 
