@@ -350,7 +350,7 @@ class _Layout:
 
 
 def _inputs(spec: coopcheck.KernelSpec, snap: ScanBatch) -> tuple[np.ndarray, np.ndarray]:
-    return np.asarray(snap.items).reshape(snap.n_blocks, -1), np.asarray(snap.initial)
+    return np.asarray(snap.items).reshape(snap.n_blocks, snap.tiles * snap.tile), np.asarray(snap.initial)
 
 
 def _judge(spec: coopcheck.KernelSpec, snap: ScanBatch, got: np.ndarray, how: str = ""
@@ -361,7 +361,8 @@ def _judge(spec: coopcheck.KernelSpec, snap: ScanBatch, got: np.ndarray, how: st
     want, wrong, bounded = got.copy(), np.zeros(got.shape, dtype=bool), np.zeros(got.shape, dtype=bool)
     main = scan(spec, items, initial, how)
     w, x, b = judged(spec, got[:, lay.scanned].reshape(main.value.shape), main)
-    want[:, lay.scanned], wrong[:, lay.scanned], bounded[:, lay.scanned] = (a.reshape(n, -1) for a in (w, x, b))
+    width = lay.scanned.stop - lay.scanned.start
+    want[:, lay.scanned], wrong[:, lay.scanned], bounded[:, lay.scanned] = (a.reshape(n, width) for a in (w, x, b))
     seed = spec.static("seed")
     # a tile's aggregate is the last item of its inclusive scan (without its seed, unless that is the hypothesis)
     inclusive = scan(spec, items, initial, how if how == "operands-reversed" else "", mode="inclusive",
@@ -378,7 +379,8 @@ def _judge(spec: coopcheck.KernelSpec, snap: ScanBatch, got: np.ndarray, how: st
     else:
         calls_want = np.zeros(calls.shape, dtype=np.int64)
     w, x, b = judged(spec, aggregates, per_thread)
-    want[:, lay.aggregates], wrong[:, lay.aggregates], bounded[:, lay.aggregates] = (a.reshape(n, -1)
+    width = lay.aggregates.stop - lay.aggregates.start
+    want[:, lay.aggregates], wrong[:, lay.aggregates], bounded[:, lay.aggregates] = (a.reshape(n, width)
                                                                                      for a in (w, x, b))
     want[:, lay.calls], wrong[:, lay.calls] = calls_want.astype(got.dtype), calls != calls_want
     return want, wrong, bounded
@@ -388,7 +390,7 @@ def compare(spec: coopcheck.KernelSpec, snap: ScanBatch, out: np.ndarray) -> tup
     """(output, expected output, wrong) per block and element: the scanned tiles, the aggregates (with a prefix
     callback, the arguments of the calls) and the callback calls; an element the contract leaves open is what the
     output holds."""
-    got = out.reshape(np.asarray(snap.initial).shape[0], -1)
+    got = out.reshape(snap.n_blocks, out_length(spec))
     want, wrong, _ = _judge(spec, snap, got)
     return got, want, wrong
 
@@ -398,8 +400,7 @@ def check_ids(spec: coopcheck.KernelSpec, snap: ScanBatch, rows: Ints) -> Ints:
     is not exact), the aggregates, the prefix callback's arguments and calls."""
     lay = _Layout.of(spec)
     got = np.zeros((len(rows), out_length(spec)), dtype=spec.dtype)
-    sub = ScanBatch(np.asarray(snap.items).reshape(snap.n_blocks, -1)[rows].reshape(-1),
-                    np.asarray(snap.initial)[rows], snap.tile, snap.tiles)
+    sub = ScanBatch(_inputs(spec, snap)[0][rows].reshape(-1), np.asarray(snap.initial)[rows], snap.tile, snap.tiles)
     bounded = _judge(spec, sub, got)[2]
     ids = np.full(got.shape, SCANNED, dtype=np.int64)
     ids[:, lay.aggregates] = CALLBACK if spec.static("seed") == "prefix" else AGGREGATE
@@ -445,20 +446,20 @@ def explain(spec: coopcheck.KernelSpec, snap: ScanBatch, got: np.ndarray, wrong:
         if len(spec.block) > 1:  # the tile taken in a y-major rank order, the results put back in that order
             n, n_tiles = len(at), tiles(spec)
             order = primitive_order(spec)
-            permuted = items_all[at].reshape(n, n_tiles, -1)[..., order].reshape(n, -1)
+            permuted = items_all[at].reshape(n, n_tiles, spec.tile)[..., order].reshape(n, n_tiles * spec.tile)
             moved = ScanBatch(permuted.reshape(-1), initial_all[at], snap.tile, snap.tiles)
             lay = _Layout.of(spec)
-            scanned = got[at][:, lay.scanned].reshape(n, n_tiles, -1)
+            scanned = got[at][:, lay.scanned].reshape(n, n_tiles, spec.tile)
             prim = scanned.copy()
             prim[..., :] = scanned[..., order]  # the output as the y-major primitive indexes it
             trial = got[at].copy()
-            trial[:, lay.scanned] = prim.reshape(n, -1)
+            trial[:, lay.scanned] = prim.reshape(n, n_tiles * spec.tile)
             want, _, _ = _judge(spec, moved, trial)
-            back = want[:, lay.scanned].reshape(n, n_tiles, -1).copy()
+            back = want[:, lay.scanned].reshape(n, n_tiles, spec.tile).copy()
             abi = np.empty_like(back)
             abi[..., order] = back
             alt = got[at].copy()
-            alt[:, lay.scanned] = abi.reshape(n, -1)
+            alt[:, lay.scanned] = abi.reshape(n, n_tiles * spec.tile)
             defined = np.zeros(alt.shape, dtype=bool)
             defined[:, lay.scanned] = True
             yield "rank-y-major", alt, defined, None

@@ -220,3 +220,12 @@ def test_an_exclusive_scan_without_a_seed_leaves_item_0_open_but_a_sums() -> Non
     out = sequential(spec, batch)
     out[0] = 1
     assert oracle.compare(spec, batch, out)[2][0, 0]
+
+
+def test_check_ids_of_no_block(contract: Contract) -> None:
+    """The judge asks for the check ids of the blocks a group's failing cases hold, and that set may be empty."""
+    point = kernel_points(contract, "pr")[0]
+    cases = point_cases(contract, "reference", point)
+    launch = oracle.build(cases[0].spec, cases, 11)
+    ids = oracle.check_ids(launch.spec, oracle.snapshot(launch.batch), np.array([], dtype=np.int64))
+    assert ids.shape == (0, out_length(launch.spec))
