@@ -9,15 +9,18 @@ bite.
   step reads scratch that other warps may not have stored yet.
 * ``rotate_without_barrier``: a Shuffle rotate that reads its neighbour's scratch entry with no barrier after
   the stores.
+* ``scan_without_barrier``: the real raking Block Scan with its block barriers made no-ops, so the raking threads
+  read partials other warps may not have stored yet, and every thread reads its prefix before it is written.
 
 Run as a script on a GPU, it launches one of them under the contract ABI, for compute-sanitizer::
 
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py racy     # must report
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py control  # must be clean
 
-``exchange-racy`` / ``exchange-control`` and ``shuffle-racy`` / ``shuffle-control`` do the same for a block
-Exchange (striped_to_blocked over 4 warps) and a Shuffle (rotate over 4 warps, by every distance of its kernel
-point), each launched over every case of its kernel point as the engine launches it and judged by its oracle.
+``exchange-racy`` / ``exchange-control``, ``shuffle-racy`` / ``shuffle-control`` and ``scan-racy`` /
+``scan-control`` do the same for a block Exchange (striped_to_blocked over 4 warps), a Shuffle (rotate over 4
+warps, by every distance of its kernel point) and a Scan (raking over 4 warps, with a prefix callback), each
+launched over every case of its kernel point as the engine launches it and judged by its oracle.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from unittest import mock
 
 import coopcheck
 import numpy as np
-from coopcheck_numba import exchange, kernels, shared_bytes
+from coopcheck_numba import exchange, kernels, scan, shared_bytes
 from coopcheck_numba.blockio import rank, threads
 from coopcheck_numba.kernels import ContractKernel, contract_kernel, load_kernel
 from numba import cuda
@@ -45,6 +48,8 @@ STAGING_ITEMS = 1024 * 4
 EXCHANGE = coopcheck.KernelSpec("block.exchange", "int32", (128,), 4, "striped_to_blocked",
                                 variant=(("slicing", "off"), ("output", "inplace")))
 SHUFFLE = coopcheck.KernelSpec("block.shuffle", "int32", (128,), 1, "rotate", variant=(("output", "inplace"),))
+SCAN = coopcheck.KernelSpec("block.scan", "int32", (128,), 4, "raking",
+                            variant=(("op", "sum"), ("mode", "inclusive"), ("seed", "prefix")))
 
 
 def transpose_without_barrier() -> ContractKernel:
@@ -132,9 +137,28 @@ def rotate_without_barrier() -> Iterator[None]:
         yield
 
 
+@cuda.jit(device=True)
+def _no_block_barrier():
+    pass
+
+
+@contextmanager
+def scan_without_barrier() -> Iterator[None]:
+    """While inside, a new Scan contract kernel is built from the real device function with its block barriers
+    no-ops (the builders' caches are bypassed)."""
+    def racy(dtype: str, ipt: int, algorithm: str, op: str, mode: str, seed: str) -> Callable[..., Any]:
+        with mock.patch.object(scan, "_barrier", _no_block_barrier):
+            return scan.build_scan.__wrapped__(dtype, ipt, algorithm, op, mode, seed)
+
+    with mock.patch.object(kernels, "build_scan", racy), \
+            mock.patch.object(kernels, "_scan_contract_kernel", kernels._scan_contract_kernel.__wrapped__):
+        yield
+
+
 #: The family probes: mode prefix -> (the specialization it launches, the mutant that removes its barrier).
 FAMILY_PROBES: dict[str, tuple[coopcheck.KernelSpec, Callable[[], AbstractContextManager[None]]]] = {
-    "exchange": (EXCHANGE, exchange_without_barrier), "shuffle": (SHUFFLE, rotate_without_barrier)}
+    "exchange": (EXCHANGE, exchange_without_barrier), "shuffle": (SHUFFLE, rotate_without_barrier),
+    "scan": (SCAN, scan_without_barrier)}
 
 
 def launch(kernel: ContractKernel, blocks: int = 8) -> np.ndarray:

@@ -24,12 +24,14 @@ from coopcheck import (
     KernelSpec,
     LoadBatch,
     ReduceBatch,
+    ScanBatch,
     ShuffleBatch,
     StoreBatch,
     exchange,
     load_store,
     reduce,
     require,
+    scan,
     shuffle,
 )
 from coopcheck.families import check_spec
@@ -63,7 +65,8 @@ class NumbaAdapter:
     """The ``numba`` backend: numba-cuda ``@cuda.jit`` kernels around :mod:`coopcheck_numba.blockio`."""
 
     name = "numba"
-    operations = load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
+    operations = (load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
+                  | scan.OPERATIONS)
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -99,7 +102,7 @@ class NumbaAdapter:
         return SIMULATED or bool(cuda.is_available())
 
     def launch(self, compiled: CompiledKernel, spec: KernelSpec,
-               batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch) -> Any:
+               batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch) -> Any:
         from coopcheck_numba.kernels import launch
 
         return launch(compiled.build.kernel, spec, batch, _shared_bytes(spec))
@@ -110,8 +113,11 @@ def _shared_bytes(spec: KernelSpec) -> int:
     from coopcheck_numba.blockio import shared_bytes
     from coopcheck_numba.exchange import exchange_shared_bytes
     from coopcheck_numba.reduce import reduce_shared_bytes
+    from coopcheck_numba.scan import scan_shared_bytes
     from coopcheck_numba.shuffle import shuffle_shared_bytes
 
+    if spec.operation in scan.OPERATIONS:
+        return scan_shared_bytes(spec.dtype, spec.threads)
     if spec.operation in reduce.OPERATIONS:
         return reduce_shared_bytes(spec.dtype, spec.threads)
     if spec.operation in shuffle.OPERATIONS:

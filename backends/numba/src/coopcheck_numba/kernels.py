@@ -1,9 +1,10 @@
-"""The contract kernels: one Load-only, one Store-only, one Exchange, one Shuffle and one Reduce ``@cuda.jit`` kernel
-per specialization.
+"""The contract kernels: one Load-only, one Store-only, one Exchange, one Shuffle, one Reduce and one Scan
+``@cuda.jit`` kernel per specialization.
 
-They implement the batched ABIs of ``coopcheck.load_store``, ``coopcheck.exchange`` and ``coopcheck.shuffle`` (one
-block per case instance) around the device functions of :mod:`coopcheck_numba.blockio`,
-:mod:`coopcheck_numba.exchange` and :mod:`coopcheck_numba.shuffle` (or any device functions of the same
+They implement the batched ABIs of ``coopcheck.load_store``, ``coopcheck.exchange``, ``coopcheck.shuffle``,
+``coopcheck.reduce`` and ``coopcheck.scan`` (one block per case instance) around the device functions of
+:mod:`coopcheck_numba.blockio`, :mod:`coopcheck_numba.exchange`, :mod:`coopcheck_numba.shuffle`,
+:mod:`coopcheck_numba.reduce` and :mod:`coopcheck_numba.scan` (or any device functions of the same
 signature, with the files they link), and are named
 ``coopcheck.kernel_symbol(spec)`` so that the mangled entry name, and so every sanitizer record, names its
 specialization.
@@ -17,7 +18,17 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, ReduceBatch, ShuffleBatch, StoreBatch, kernel_symbol
+from coopcheck import (
+    ExchangeBatch,
+    KernelSpec,
+    LoadBatch,
+    ReduceBatch,
+    ScanBatch,
+    ShuffleBatch,
+    StoreBatch,
+    kernel_symbol,
+    scan,
+)
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
 from coopcheck.reduce import OPERATIONS as REDUCE
@@ -31,6 +42,7 @@ from numba.cuda.np import numpy_support
 from coopcheck_numba.blockio import SIMULATED, build_load, build_store, rank, threads
 from coopcheck_numba.exchange import build_exchange
 from coopcheck_numba.reduce import build_reduce
+from coopcheck_numba.scan import build_scan
 from coopcheck_numba.shuffle import build_shuffle
 
 #: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
@@ -55,6 +67,9 @@ def contract_kernel(spec: KernelSpec) -> ContractKernel:
         return _shuffle_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("output"))
     if spec.operation in REDUCE:
         return _reduce_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("op"))
+    if spec.operation in scan.OPERATIONS:
+        return _scan_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("op"),
+                                     spec.static("mode"), spec.static("seed"))
     return _contract_kernel(spec.operation, spec.dtype, spec.items_per_thread, spec.algorithm)
 
 
@@ -241,6 +256,46 @@ def reduce_kernel(reduce: Callable[..., Any], dtype: str, ipt: int, symbol: str,
     return _named(kernel, symbol, (vector, i32s, vector, vector), link)
 
 
+@functools.cache
+def _scan_contract_kernel(dtype: str, ipt: int, algorithm: str, op: str, mode: str, seed: str) -> ContractKernel:
+    spec = KernelSpec("block.scan", dtype, (1,), ipt, algorithm, variant=(("op", op), ("mode", mode), ("seed", seed)))
+    return scan_kernel(build_scan(dtype, ipt, algorithm, op, mode, seed), dtype, ipt, scan.tiles(spec),
+                       seed == "prefix", kernel_symbol(spec))
+
+
+def scan_kernel(device_scan: Callable[..., Any], dtype: str, ipt: int, n_tiles: int, callback: bool, symbol: str,
+                link: Sequence[str] = ()) -> ContractKernel:
+    """The Scan contract kernel around any device function with :func:`coopcheck_numba.block_scan`'s signature: a
+    block scans ``n_tiles`` tiles in turn, each thread's state (its seed, or with a ``callback`` its running
+    prefix) carried across them; named ``symbol``, linked with the files ``link`` names."""
+    nbtype = numpy_support.from_dtype(np.dtype(dtype))
+
+    def kernel(items, initial, dst):
+        # 32-bit index arithmetic (a launch's dst stays far below 2**31 elements): with 64-bit indices an 8-byte
+        # kernel of 16 items a thread took more than the 64 registers a thread of a 1024-thread block has
+        b, me = np.int32(cuda.blockIdx.x), np.int32(rank())
+        n_threads = np.int32(threads())
+        tile = n_threads * np.int32(ipt)
+        width = np.int32(n_tiles) * (tile + n_threads) + n_threads
+        state = cuda.local.array(2, nbtype)  # [the seed or running prefix, the callback's last argument]
+        calls = cuda.local.array(1, types.int32)
+        state[0] = initial[b]
+        state[1] = 0
+        calls[0] = 0
+        for k in range(np.int32(n_tiles)):
+            first = (b * np.int32(n_tiles) + k) * tile + me * np.int32(ipt)
+            out = b * width + k * tile + me * np.int32(ipt)
+            # the thread's items in and out straight through global memory: the scan reads them before and after its
+            # block-wide step, and 16 of them held in registers across it took more than the 64 a thread that a
+            # 1024-thread block has
+            aggregate = device_scan(items[first:first + ipt], dst[out:out + ipt], state, calls)
+            dst[b * width + n_tiles * tile + k * n_threads + me] = state[1] if callback else aggregate
+        dst[b * width + n_tiles * (tile + n_threads) + me] = nbtype(np.float32(calls[0]))
+
+    vector, _, _ = _arrays(nbtype)
+    return _named(kernel, symbol, (vector, vector, vector), link)
+
+
 def _write_back(ipt: int, inplace: bool) -> Callable[..., Any]:
     """The device function ``write_back(dst, first, tile, held, out)`` of a kernel whose call works in place
     (``held``) or into a second array (``out``, then also writing the input items ``held`` a tile later)."""
@@ -275,7 +330,7 @@ def _named(function: Any, symbol: str, signature: tuple[Any, ...], link: Sequenc
 
 
 def launch(kernel: ContractKernel, spec: KernelSpec,
-           batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch, shared: int) -> Any:
+           batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch, shared: int) -> Any:
     """One batched launch of a contract kernel (see ``coopcheck.adapter``) with ``shared`` bytes of dynamic
     shared memory; returns the host copy of ``dst``."""
     dtype = np.dtype(spec.dtype)
@@ -289,6 +344,10 @@ def launch(kernel: ContractKernel, spec: KernelSpec,
     if isinstance(batch, ShuffleBatch):
         dst = cuda.device_array(batch.n_blocks * shuffle_out_length(spec), dtype=dtype)
         launcher(_device(batch.items, dtype), _device(batch.prior, dtype), _device(batch.distance, np.int32), dst)
+        return dst.copy_to_host()
+    if isinstance(batch, ScanBatch):
+        dst = cuda.device_array(batch.n_blocks * scan.out_length(spec), dtype=dtype)
+        launcher(_device(batch.items, dtype), _device(batch.initial, dtype), dst)
         return dst.copy_to_host()
     if isinstance(batch, ReduceBatch):
         dst = cuda.device_array(batch.n_blocks * 2 * spec.threads, dtype=dtype)

@@ -64,7 +64,7 @@ def reduce_shared_bytes(dtype: str, threads: int) -> int:
     return threads * np.dtype(dtype).itemsize
 
 
-def _operator(nbtype: Any, dtype: np.dtype[Any], op: str) -> DeviceFunction:
+def operator(nbtype: Any, dtype: np.dtype[Any], op: str) -> DeviceFunction:
     """The operator ``op(a, b, state)`` of :mod:`coopcheck.reduce` on ``dtype`` items (integers wrap)."""
     floating = dtype.kind == "f"
     # float16 is computed in float32 (numba's half arithmetic does not link here): a widened compare is exact, and
@@ -212,4 +212,4 @@ def _block(op: DeviceFunction, ipt: int, algorithm: str) -> DeviceFunction:
 def build_reduce(dtype: str, ipt: int, algorithm: str, op: str) -> DeviceFunction:
     """The Reduce device function, without the static checks of :func:`block_reduce`."""
     nbtype = numpy_support.from_dtype(np.dtype(dtype))
-    return _block(_operator(nbtype, np.dtype(dtype), op), ipt, algorithm)
+    return _block(operator(nbtype, np.dtype(dtype), op), ipt, algorithm)

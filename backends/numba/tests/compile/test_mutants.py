@@ -1,5 +1,5 @@
 """The checks bite: the resource rules flag a direct Load that uses shared memory, and a transpose, an Exchange
-and a Shuffle without their barrier show fewer BAR than the real ones (racecheck's evidence is ``mutants.py``'s
+a Shuffle and a Scan without their barriers show fewer BAR than the real ones (racecheck's evidence is ``mutants.py``'s
 GPU run)."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def test_transpose_without_its_barrier_has_fewer_bar(mutants: ModuleType, adapte
                resource_violations(racy, spec.algorithm, resources[spec.operation]))
 
 
-@pytest.mark.parametrize("family", ["exchange", "shuffle"])
+@pytest.mark.parametrize("family", ["exchange", "shuffle", "scan"])
 def test_a_family_probe_without_its_barrier_has_fewer_bar(mutants: ModuleType, adapter: NumbaAdapter,
                                                           family: str) -> None:
     spec, without_barrier = mutants.FAMILY_PROBES[family]

@@ -91,8 +91,9 @@ def _exchange(method: str, slicing: str = "off", output: str = "inplace", block:
                                 variant=(("slicing", slicing), ("output", output)))
 
 
-def test_declares_the_load_store_exchange_shuffle_and_reduce_families(adapter: NumbaAdapter) -> None:
-    assert adapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce"}
+def test_declares_the_load_store_exchange_shuffle_reduce_and_scan_families(adapter: NumbaAdapter) -> None:
+    assert adapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce",
+                                  "block.scan"}
 
 
 def test_an_exchange_kernel_key_holds_its_variant_but_not_its_block(adapter: NumbaAdapter) -> None:
@@ -149,3 +150,20 @@ def test_a_shuffle_contract_kernel_is_named_by_its_specialization_and_takes_one_
     from coopcheck_numba.adapter import _shared_bytes
 
     assert _shared_bytes(_shuffle("up", block=(10, 5), dtype="float64", ipt=8)) == 50 * 8
+
+
+def test_no_shipped_expectation_waives_a_case_of_a_family_numba_builds(adapter: NumbaAdapter) -> None:
+    """numba builds every family, so no shipped waiver may declare one of its pr cases NotSupported (a family
+    whose builder lands takes its waiver away in the same change)."""
+    from fnmatch import fnmatchcase
+
+    from harness.cases import expand
+    from harness.contracts import contracts_dir, load_contracts
+    from harness.expectations import load_expectations
+
+    entries = [e for e in load_expectations(contracts_dir() / "expectations.toml")
+               if fnmatchcase("numba", e.tags.get("backend", "*"))]
+    for contract in load_contracts():
+        assert contract.operation in adapter.operations
+        waived = [c.id for c in expand(contract, "numba", "pr") if any(fnmatchcase(c.id, e.cases) for e in entries)]
+        assert waived == [], waived[:3]

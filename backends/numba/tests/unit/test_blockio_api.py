@@ -63,5 +63,5 @@ def test_shared_bytes_is_one_tile_for_the_transposes_only(
 
 
 def test_unknown_attribute_is_an_attribute_error() -> None:
-    with pytest.raises(AttributeError, match="no attribute 'block_scan'"):
-        coopcheck_numba.block_scan  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'block_sort'"):
+        coopcheck_numba.block_sort  # noqa: B018
