@@ -1,8 +1,9 @@
-"""Test-only broken variants of the cutlass block Load, Exchange, Shuffle and Reduce, to prove that the resource
+"""Test-only broken variants of the cutlass block Load, Exchange, Shuffle, Reduce and Scan, to prove that the resource
 checks and racecheck bite. Each is the real device code with one decision flipped while the kernel is traced:
 
 * ``transpose_without_barrier``: every block barrier traced away (the transpose's, a block Exchange's, a
-  Shuffle's or a Reduce's); racecheck must report the exchange, and the host rules requiring ``BAR`` must flag it.
+  Shuffle's, a Reduce's or a Scan's); racecheck must report the exchange, and the host rules requiring ``BAR`` must
+  flag it.
 * ``direct_through_shared``: direct staged through the transpose's shared scratch and barriers;
   its results are right, but the host rules for ``direct`` must flag it.
 
@@ -10,7 +11,8 @@ Run as a script on a GPU, it launches the racy transpose (or the real one) under
 for compute-sanitizer (from backends/cutlass/tests); ``exchange-racy`` and ``exchange-control`` do the same
 for a block Exchange (striped_to_blocked over 4 warps), ``shuffle-racy`` and ``shuffle-control`` for a Shuffle
 (rotate over 4 warps, by every distance of its kernel point), ``reduce-racy`` and ``reduce-control`` for a Reduce
-(raking max over 4 warps, every valid_items class of its kernel point)::
+(raking max over 4 warps, every valid_items class of its kernel point), ``scan-racy`` and ``scan-control`` for a Scan
+(raking inclusive max over 4 warps with the prefix callback, every seed value of its kernel point)::
 
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py racy     # must report
     compute-sanitizer --tool racecheck --error-exitcode 1 python mutants.py control  # must be clean
@@ -37,8 +39,10 @@ EXCHANGE = coopcheck.KernelSpec("block.exchange", "int32", (128,), 4, "striped_t
                                 variant=(("slicing", "off"), ("output", "inplace")))
 SHUFFLE = coopcheck.KernelSpec("block.shuffle", "int32", (128,), 1, "rotate", variant=(("output", "inplace"),))
 REDUCE = coopcheck.KernelSpec("block.reduce", "int32", (128,), 4, "raking", variant=(("op", "max"),))
+SCAN = coopcheck.KernelSpec("block.scan", "int32", (16, 8), 4, "raking",
+                            variant=(("op", "max"), ("mode", "inclusive"), ("seed", "prefix")))
 #: The family probes: mode prefix -> the specialization it launches.
-FAMILY_PROBES = {"exchange": EXCHANGE, "shuffle": SHUFFLE, "reduce": REDUCE}
+FAMILY_PROBES = {"exchange": EXCHANGE, "shuffle": SHUFFLE, "reduce": REDUCE, "scan": SCAN}
 
 
 @contextmanager
@@ -73,8 +77,8 @@ def compile_mutant(mutant: Callable[[], AbstractContextManager[None]],
 
 def main(argv: list[str]) -> int:
     """Launch the racy transpose (``racy``) or the real one (``control``) over a few full and
-    partial tiles, or the racy Exchange, Shuffle or Reduce or the real one; print how many slots came out wrong (a race
-    may or may not corrupt)."""
+    partial tiles, or the racy Exchange, Shuffle, Reduce or Scan or the real one; print how many slots came out
+    wrong (a race may or may not corrupt)."""
     modes = ["racy", "control", *(f"{family}-{kind}" for family in FAMILY_PROBES for kind in ("racy", "control"))]
     if len(argv) != 1 or argv[0] not in modes:
         print(f"usage: mutants.py {'|'.join(modes)}", file=sys.stderr)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import coopcheck
-from coopcheck import exchange, load_store, reduce, shuffle
+from coopcheck import exchange, load_store, reduce, scan, shuffle
 from coopcheck.families import family_of
 
 from coopcheck_cutlass import REQUIRES
@@ -25,6 +25,7 @@ from coopcheck_cutlass.cache import ArtifactCache, default_root
 from coopcheck_cutlass.exchange_plan import exchange_plan
 from coopcheck_cutlass.plan import spec_plan
 from coopcheck_cutlass.reduce_plan import reduce_plan
+from coopcheck_cutlass.scan_plan import scan_plan
 from coopcheck_cutlass.shuffle_plan import shuffle_plan
 
 if TYPE_CHECKING:
@@ -36,13 +37,13 @@ DUMP_DIR_ENV = "COOP_CUTLASS_DUMP_DIR"
 LAUNCH_REQUIRES = {**REQUIRES, "cuda": "cuda-bindings"}
 #: What activation checks: the DSL, the CUDA bindings it launches through, and numpy for batches.
 ACTIVATION_REQUIRES = {**LAUNCH_REQUIRES, "numpy": "numpy"}
-#: Byte the Load, Exchange, Shuffle and Reduce outputs start as, so a slot the kernel never writes shows.
+#: Byte the Load, Exchange, Shuffle, Reduce and Scan outputs start as, so a slot the kernel never writes shows.
 UNWRITTEN = 0xA5
 #: What a launch takes: one batch type per family.
 Batch = (coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch | coopcheck.ShuffleBatch
-         | coopcheck.ReduceBatch)
+         | coopcheck.ReduceBatch | coopcheck.ScanBatch)
 #: Each family's plan (by its ABI module), whose making checks a spec's statics before the DSL is involved.
-PLANS = {load_store: spec_plan, exchange: exchange_plan, shuffle: shuffle_plan, reduce: reduce_plan}
+PLANS = {load_store: spec_plan, exchange: exchange_plan, shuffle: shuffle_plan, reduce: reduce_plan, scan: scan_plan}
 
 
 def dsl_arch(arch: str) -> str:
@@ -80,7 +81,8 @@ class CutlassAdapter:
     on disk (see :mod:`coopcheck_cutlass.cache`)."""
 
     name = "cutlass"
-    operations = load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
+    operations = (load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
+                  | scan.OPERATIONS)
 
     def __init__(self, *, disk_cache: bool | Path = True) -> None:
         """``disk_cache``: True for the configured folder (``COOP_CUTLASS_CACHE_DIR``), a path for
@@ -92,8 +94,8 @@ class CutlassAdapter:
         self._dump_root: Path | None = None
 
     def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
-        """Every operation, algorithm (Exchange or Shuffle method, Reduce algorithm), variant (Reduce operator),
-        dtype and block shape of coop is implemented."""
+        """Every operation, algorithm (Exchange or Shuffle method, Reduce or Scan algorithm), variant (Reduce
+        operator; Scan operator, mode and seed), dtype and block shape of coop is implemented."""
         return None
 
     def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:
@@ -192,6 +194,8 @@ def _launch_arrays(spec: coopcheck.KernelSpec, batch: Batch) -> dict[str, np.nda
         return _shuffle_arrays(spec, batch)
     if spec.operation in reduce.OPERATIONS:
         return _reduce_arrays(spec, batch)
+    if spec.operation in scan.OPERATIONS:
+        return _scan_arrays(spec, batch)
     wanted = coopcheck.LoadBatch if spec.operation == "block.load" else coopcheck.StoreBatch
     _check_type(spec, batch, wanted)
     n, tile, region = batch.n_blocks, spec.tile, batch.region
@@ -233,6 +237,17 @@ def _reduce_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.nd
                                       "sentinel": (spec.dtype, n)}, reduce.out_length(spec))
 
 
+def _scan_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.ndarray]:
+    """The Scan kernel's arrays (the batch's tiles those of the spec's seed); ``dst`` starts as a recognizable
+    pattern, so a slot never written shows."""
+    _check_type(spec, batch, coopcheck.ScanBatch)
+    if batch.tiles != scan.tiles(spec):
+        raise ValueError(f"batch.tiles: expected {scan.tiles(spec)} (got {batch.tiles})")
+    n = batch.n_blocks
+    return _tile_arrays(spec, batch, {"items": (spec.dtype, n * batch.tiles * spec.tile), "initial": (spec.dtype, n)},
+                        scan.out_length(spec))
+
+
 def _check_type(spec: coopcheck.KernelSpec, batch: object, wanted: type) -> None:
     if not isinstance(batch, wanted):
         article = "an" if wanted.__name__[0] in "AEIOU" else "a"
@@ -241,7 +256,7 @@ def _check_type(spec: coopcheck.KernelSpec, batch: object, wanted: type) -> None
 
 def _tile_arrays(spec: coopcheck.KernelSpec, batch: Any, fields: dict[str, tuple[str, int]],
                  width: int) -> dict[str, np.ndarray]:
-    """A batch of the tile families (Exchange, Shuffle, Reduce): its ``tile`` and each field (name -> dtype, size)
+    """A batch of the tile families (Exchange, Shuffle, Reduce, Scan): its ``tile`` and each field (name -> dtype, size)
     checked, and ``dst`` of ``width`` elements a block, unwritten."""
     if batch.tile != spec.tile:
         raise ValueError(f"batch.tile: expected {spec.tile} (got {batch.tile})")

@@ -29,6 +29,7 @@ from coopcheck_cutlass import _exchange, _per_thread  # noqa: E402
 from coopcheck_cutlass.exchange_plan import ExchangePlan  # noqa: E402
 from coopcheck_cutlass.plan import SCRATCH_ALIGN, Plan, check_oob_value, make_plan  # noqa: E402
 from coopcheck_cutlass.reduce_plan import ReducePlan  # noqa: E402
+from coopcheck_cutlass.scan_plan import ScanPlan  # noqa: E402
 from coopcheck_cutlass.shuffle_plan import ShufflePlan  # noqa: E402
 
 #: The DSL numeric type of each coop dtype.
@@ -59,13 +60,14 @@ def rank(block: tuple[int, ...]) -> cutlass.Int32:
     return x + block[0] * (y + block[1] * z)
 
 
-#: The plans of the families that exchange items between threads, each call with one method (Reduce's: algorithm).
-MethodPlan = ExchangePlan | ShufflePlan | ReducePlan
+#: The plans of the families that exchange items between threads, each call with one method (Reduce's and Scan's:
+#: algorithm).
+MethodPlan = ExchangePlan | ShufflePlan | ReducePlan | ScanPlan
 
 
 def allocate_temp_storage(plan: Plan | MethodPlan, allocator: SmemAllocator | None = None) -> cute.Tensor | None:
     """The shared scratch ``plan`` needs (None for direct, striped and vectorize; an Exchange's is the whole tile,
-    or time-sliced one warp's share of it; a Shuffle's and a Reduce's one item a thread).
+    or time-sliced one warp's share of it; a Shuffle's and a Reduce's one item a thread; a Scan's its plan's).
 
     Allocate it once and pass it as ``temp_storage`` to calls that may share it; the transposes, exchanges and
     shuffles end with a barrier, so consecutive calls can reuse one scratch.
@@ -147,8 +149,9 @@ def same_storage(numeric: type[cutlass.Numeric], dtype: str) -> bool:
     return bool(numeric.mlir_type == NUMERIC[dtype].mlir_type)
 
 
-def check_payload(plan: ExchangePlan | ShufflePlan, name: str, tensor: cute.Tensor) -> None:
-    """Refuse a payload tensor (an Exchange's or a Shuffle's output) unlike the items: another type or size."""
+def check_payload(plan: ExchangePlan | ShufflePlan | ScanPlan, name: str, tensor: cute.Tensor) -> None:
+    """Refuse a payload tensor (an Exchange's, a Shuffle's or a Scan's output) unlike the items: another type or
+    size."""
     if not same_storage(tensor.element_type, plan.dtype) or cute.size(tensor) != plan.items_per_thread:
         raise coopcheck.InvalidParameter(
             "dtype", f"{name} holds {cute.size(tensor)} x {tensor.element_type}, but the items "
@@ -156,8 +159,8 @@ def check_payload(plan: ExchangePlan | ShufflePlan, name: str, tensor: cute.Tens
 
 
 def method_scratch(plan: MethodPlan, temp_storage: cute.Tensor | None) -> cute.Tensor:
-    """The scratch of an Exchange, Shuffle or Reduce call: ``temp_storage`` when it holds the plan's scratch items of
-    its dtype (else ``coopcheck.InvalidParameter``, rule ``temp_storage``), a new allocation when None."""
+    """The scratch of an Exchange, Shuffle, Reduce or Scan call: ``temp_storage`` when it holds the plan's scratch
+    items of its dtype (else ``coopcheck.InvalidParameter``, rule ``temp_storage``), a new allocation when None."""
     if temp_storage is None:
         scratch = allocate_temp_storage(plan)
         assert scratch is not None  # every method exchanges through scratch

@@ -1,7 +1,7 @@
 """The batched contract kernels of ``coopcheck.adapter`` for one specialization: a Load-only, Store-only, Exchange,
-Shuffle or Reduce ``@cute.kernel`` (one block per case instance; the ABIs are ``coopcheck.load_store``'s,
-``coopcheck.exchange``'s, ``coopcheck.shuffle``'s and ``coopcheck.reduce``'s) and the ``@cute.jit`` host function
-launching it.
+Shuffle, Reduce or Scan ``@cute.kernel`` (one block per case instance; the ABIs are ``coopcheck.load_store``'s,
+``coopcheck.exchange``'s, ``coopcheck.shuffle``'s, ``coopcheck.reduce``'s and ``coopcheck.scan``'s) and the
+``@cute.jit`` host function launching it.
 
 Arrays arrive as raw global pointers (so exact-size allocations of any origin can be passed) and
 become tensors inside the kernel; the block shape and every static of the spec are compile-time.
@@ -19,6 +19,9 @@ import cutlass.cute as cute
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
 from coopcheck.reduce import OPERATIONS as REDUCE
+from coopcheck.scan import OPERATIONS as SCAN
+from coopcheck.scan import out_length as scan_out_length
+from coopcheck.scan import tiles
 from coopcheck.shuffle import OPERATIONS as SHUFFLE
 from coopcheck.shuffle import out_length as shuffle_out_length
 from cutlass.cute.runtime import make_ptr
@@ -26,10 +29,12 @@ from cutlass.cute.runtime import make_ptr
 from coopcheck_cutlass import block as coop_block
 from coopcheck_cutlass import exchange as coop_exchange
 from coopcheck_cutlass import reduce as coop_reduce
+from coopcheck_cutlass import scan as coop_scan
 from coopcheck_cutlass import shuffle as coop_shuffle
 from coopcheck_cutlass.exchange_plan import ExchangePlan, exchange_plan
 from coopcheck_cutlass.plan import Plan, spec_plan
 from coopcheck_cutlass.reduce_plan import ReducePlan, reduce_plan
+from coopcheck_cutlass.scan_plan import ScanPlan, scan_plan
 from coopcheck_cutlass.shuffle_plan import ShufflePlan, shuffle_plan
 
 #: Per-block control arrays of the ABI and their element types.
@@ -82,6 +87,8 @@ def build(spec: coopcheck.KernelSpec, name: str) -> Program:
         return _shuffle_program(spec, shuffle_plan(spec), name)
     if spec.operation in REDUCE:
         return _reduce_program(reduce_plan(spec), name)
+    if spec.operation in SCAN:
+        return _scan_program(spec, scan_plan(spec), name)
     plan = spec_plan(spec)
     make = _load_program if spec.operation == "block.load" else _store_program
     return make(spec, plan, name)
@@ -264,6 +271,72 @@ def _reduce_program(plan: ReducePlan, name: str) -> Program:
     host = _four_arrays_host(kernel, launch_block)
     _name(kernel, host, name)
     return Program(host, (("items", numeric), ("valid", VALID), ("sentinel", numeric), ("dst", numeric)), BLOCKS)
+
+
+class _RunningPrefix:
+    """The Scan ABI's block prefix callback, one a thread: called with a tile's block aggregate it returns its
+    running prefix, folds the aggregate into it, and keeps the aggregate and its call count for the output."""
+
+    def __init__(self, plan: ScanPlan, start: Any) -> None:
+        self.plan = plan
+        self.state = cute.make_rmem_tensor(cute.make_layout(2), coop_block.NUMERIC[plan.dtype])  # prefix, argument
+        self.state[0] = start
+        self.state[1] = start
+        self.calls = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Int32)
+        self.calls[0] = cutlass.Int32(0)
+
+    def __call__(self, aggregate: Any) -> Any:
+        prefix = self.state[0]
+        self.state[1] = aggregate
+        coop_reduce.combine(self.plan, self.state, aggregate)
+        self.calls[0] = self.calls[0] + 1
+        return prefix
+
+
+def _scan_program(spec: coopcheck.KernelSpec, plan: ScanPlan, name: str) -> Program:
+    """The Scan ABI: thread r of block b scans tile k's ``items[(b*tiles + k)*tile + r*ipt + i]`` (seeded by
+    ``initial[b]``, or by a running prefix that starts there) into ``dst[b*out + k*tile + r*ipt + i]``, writes the
+    tile's block aggregate (with the callback: its argument) to ``dst[b*out + tiles*tile + k*threads + r]`` and its
+    callback calls to ``dst[b*out + tiles*(tile + threads) + r]``. The items go in and out through global memory:
+    16 of them held across the scan would crowd a 1024-thread block's 64 registers a thread."""
+    numeric = coop_block.NUMERIC[plan.dtype]
+    ipt, tile, threads, launch_block = plan.items_per_thread, plan.tile, plan.threads, _launch_block(plan.block)
+    n_tiles, width = tiles(spec), scan_out_length(spec)
+
+    @cute.kernel
+    def kernel(items: cute.Pointer, initial: cute.Pointer, dst: cute.Pointer, n_blocks: cutlass.Int32) -> None:
+        b, _, _ = cute.arch.block_idx()
+        me = coop_block.rank(plan.block)
+        seed = _payload(cute.make_tensor(initial, cute.make_layout(n_blocks)), b, plan, count=1)
+        result = cute.make_tensor(dst, cute.make_layout(n_blocks * width))
+        scratch = coop_block.allocate_temp_storage(plan)
+        given, running = None, None
+        if cutlass.const_expr(plan.seed == "initial"):
+            given = seed[0]
+        if cutlass.const_expr(plan.seed == "prefix"):
+            running = _RunningPrefix(plan, seed[0])
+        for k in cutlass.range_constexpr(n_tiles):
+            held = cute.make_tensor(items + ((b * n_tiles + k) * tile + me * ipt), cute.make_layout(ipt))
+            out = cute.make_tensor(dst + (b * width + k * tile + me * ipt), cute.make_layout(ipt))
+            aggregate = coop_scan.block_scan(held, out, block=plan.block, algorithm=plan.algorithm, op=plan.op,
+                                             mode=plan.mode, initial=given, prefix_op=running, temp_storage=scratch,
+                                             dtype=plan.dtype)
+            if cutlass.const_expr(running is not None):
+                aggregate = running.state[1]
+            result[b * width + n_tiles * tile + k * threads + me] = aggregate
+        calls = cutlass.Int32(0)
+        if cutlass.const_expr(running is not None):
+            calls = running.calls[0]
+        result[b * width + width - threads + me] = numeric(calls)
+
+    @cute.jit
+    def host(items: cute.Pointer, initial: cute.Pointer, dst: cute.Pointer, n_blocks: cutlass.Int32) -> None:
+        # one block an SM is all the kernel asks: without it ptxas spilled a register to fit two 1024-thread blocks
+        # (float64 warp_scans, sum, inclusive, prefix: 32 registers and 8 bytes of local memory)
+        kernel(items, initial, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block, min_blocks_per_mp=1)
+
+    _name(kernel, host, name)
+    return Program(host, (("items", numeric), ("initial", numeric), ("dst", numeric)), BLOCKS)
 
 
 def _four_arrays_host(kernel: Any, launch_block: tuple[int, int, int]) -> Any:

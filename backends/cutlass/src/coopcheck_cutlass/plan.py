@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 import coopcheck
-from coopcheck.vocabulary import TRANSPOSE_FAMILY
+from coopcheck.vocabulary import TRANSPOSE_FAMILY, WARP_SIZE
 
 #: Bytes per element of each coop dtype.
 DTYPE_BYTES = {
@@ -35,6 +35,20 @@ class BlockTile:
     @property
     def tile(self) -> int:
         return self.threads * self.items_per_thread
+
+
+class RakingGrid(BlockTile):
+    """CUB's BlockRakingLayout (without its bank padding): at most a warp of raking threads, each over one segment
+    of a grid of one partial a thread (Reduce's raking and Scan's raking algorithms share it)."""
+
+    @property
+    def segment(self) -> int:
+        """Partials a raking thread reduces: ceil(threads / raking threads), at most a warp of raking threads."""
+        return -(-self.threads // min(self.threads, WARP_SIZE))
+
+    @property
+    def raking_threads(self) -> int:
+        return -(-self.threads // self.segment)
 
 
 @dataclass(frozen=True)

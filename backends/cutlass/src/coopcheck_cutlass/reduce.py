@@ -30,6 +30,10 @@ import cutlass.cute as cute  # noqa: E402
 from coopcheck_cutlass.block import NUMERIC, dtype_name, method_scratch, rank, same_storage  # noqa: E402
 from coopcheck_cutlass.plan import DTYPE_BYTES  # noqa: E402
 from coopcheck_cutlass.reduce_plan import FOLD, LOAD, STORE, SYNC, ReducePlan, Step, reduce_plan  # noqa: E402
+from coopcheck_cutlass.scan_plan import ScanPlan  # noqa: E402
+
+#: The plans whose operator :func:`combine` applies (Reduce's and Scan's: an ``op`` and a ``dtype``).
+OperatorPlan = ReducePlan | ScanPlan
 
 
 def block_reduce(
@@ -69,7 +73,7 @@ def _reduce(plan: ReducePlan, items: cute.Tensor, acc: cute.Tensor, seen: Any, s
     acc[0] = items[0]
     for i in cutlass.range_constexpr(1, plan.items_per_thread):
         if plan.item_valid(me, i, valid):
-            _combine(plan, acc, items[i], seen, sentinel)
+            combine(plan, acc, items[i], seen, sentinel)
     if cutlass.const_expr(plan.commutative_path):
         if plan.full(valid):
             _run(plan, plan.schedule, acc, seen, sentinel, me, valid, scratch)
@@ -93,53 +97,57 @@ def _run(plan: ReducePlan, steps: tuple[Step, ...], acc: cute.Tensor, seen: Any,
             elif cutlass.const_expr(step.kind == LOAD):
                 acc[0] = scratch[step.slot(me)]
             elif cutlass.const_expr(step.kind == FOLD):
-                _combine(plan, acc, scratch[step.slot(me)], seen, sentinel)
+                combine(plan, acc, scratch[step.slot(me)], seen, sentinel)
                 if cutlass.const_expr(step.keep is not None):
                     scratch[step.keep(me)] = acc[0]
 
 
 @cute.jit
-def _combine(plan: ReducePlan, acc: cute.Tensor, later: Any, seen: Any, sentinel: Any) -> None:
-    """``acc[0] = op(acc[0], later)``: ``acc`` holds the earlier items of the tile, ``later`` the later ones."""
-    earlier = acc[0]
+def combine(plan: OperatorPlan, acc: cute.Tensor, later: Any, seen: Any = None, sentinel: Any = None,
+            at: cutlass.Constexpr[int] = 0) -> None:
+    """``acc[at] = op(acc[at], later)``: ``acc[at]`` holds the earlier items of the tile, ``later`` the later ones
+    (Scan's registers share it; only Reduce's first takes ``seen`` and ``sentinel``)."""
+    earlier = acc[at]
     if cutlass.const_expr(plan.op == "sum"):
-        acc[0] = NUMERIC[plan.dtype](earlier + later)
+        acc[at] = NUMERIC[plan.dtype](earlier + later)
     elif cutlass.const_expr(plan.op == "matmul"):
-        acc[0] = _matmul(plan, earlier, later)
+        acc[at] = _matmul(plan, earlier, later)
     elif cutlass.const_expr(plan.op == "first"):
         if earlier == sentinel:
             seen[0] = NUMERIC[plan.dtype](1)
         if later == sentinel:
             seen[0] = NUMERIC[plan.dtype](1)
         if earlier == 0:
-            acc[0] = later
+            acc[at] = later
     else:
-        _select_extreme(plan, acc, earlier, later)
+        _select_extreme(plan, acc, at, earlier, later)
 
 
 @cute.jit
-def _select_extreme(plan: ReducePlan, acc: cute.Tensor, earlier: Any, later: Any) -> None:
-    """min / max selecting ``later`` over ``acc[0]`` where it is more extreme; floats as fminf / fmaxf (a NaN
+def _select_extreme(plan: OperatorPlan, acc: cute.Tensor, at: cutlass.Constexpr[int], earlier: Any,
+                    later: Any) -> None:
+    """min / max selecting ``later`` over ``acc[at]`` where it is more extreme; floats as fminf / fmaxf (a NaN
     operand ignored unless both are), the operand kept bit for bit (no canonical NaN)."""
     if cutlass.const_expr(plan.dtype.startswith("float")):
         if earlier != earlier:  # NaN: the other operand, a NaN too only if both are
-            acc[0] = later
+            acc[at] = later
         elif later == later:
-            _select_ordered(plan, acc, earlier, later)
+            _select_ordered(plan, acc, at, earlier, later)
     else:
-        _select_ordered(plan, acc, earlier, later)
+        _select_ordered(plan, acc, at, earlier, later)
 
 
 @cute.jit
-def _select_ordered(plan: ReducePlan, acc: cute.Tensor, earlier: Any, later: Any) -> None:
+def _select_ordered(plan: OperatorPlan, acc: cute.Tensor, at: cutlass.Constexpr[int], earlier: Any,
+                    later: Any) -> None:
     if cutlass.const_expr(plan.op == "min"):
         if later < earlier:
-            acc[0] = later
+            acc[at] = later
     elif earlier < later:
-        acc[0] = later
+        acc[at] = later
 
 
-def _matmul(plan: ReducePlan, a: Any, b: Any) -> Any:
+def _matmul(plan: OperatorPlan, a: Any, b: Any) -> Any:
     """``a @ b`` of the items' 2x2 matrices of k = bits / 4-bit entries (entry 0 the lowest), modulo 2**k: each
     entry in 32 bits, whose wrapping sums keep its low k <= 16 bits exact."""
     width = DTYPE_BYTES[plan.dtype] * 8

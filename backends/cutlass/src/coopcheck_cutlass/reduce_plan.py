@@ -20,7 +20,7 @@ import coopcheck
 from coopcheck.reduce import check_spec
 from coopcheck.vocabulary import WARP_SIZE
 
-from coopcheck_cutlass.plan import ItemsPlan
+from coopcheck_cutlass.plan import ItemsPlan, RakingGrid
 
 #: What a step does where its guard holds: the thread's value to its slot, from its slot, or the operator applied
 #: to (its value, the slot's) and, with ``keep``, the result back to the scratch; a block barrier (no guard).
@@ -44,7 +44,7 @@ BARRIER = Step(SYNC)
 
 
 @dataclass(frozen=True)
-class ReducePlan(ItemsPlan):
+class ReducePlan(ItemsPlan, RakingGrid):
     """A validated block Reduce configuration; every field is a compile-time constant (valid_items is not)."""
 
     algorithm: str
@@ -67,15 +67,6 @@ class ReducePlan(ItemsPlan):
     def holds(self, rank: Any, valid: Any) -> Any:
         """Whether thread ``rank`` holds a valid item (its first one is): then its partial may be reduced."""
         return self.item_valid(rank, 0, valid)
-
-    @property
-    def segment(self) -> int:
-        """Partials a raking thread reduces: ceil(threads / raking threads), at most a warp of raking threads."""
-        return -(-self.threads // min(self.threads, WARP_SIZE))
-
-    @property
-    def raking_threads(self) -> int:
-        return -(-self.threads // self.segment)
 
     @property
     def commutative_path(self) -> bool:

@@ -1,5 +1,5 @@
-"""racecheck bites: it reports the transpose, the block Exchange, the Shuffle and the Reduce without their barriers
-and passes the real ones (``tests/mutants.py`` run under compute-sanitizer)."""
+"""racecheck bites: it reports the transpose, the block Exchange, the Shuffle, the Reduce and the Scan without their
+barriers and passes the real ones (``tests/mutants.py`` run under compute-sanitizer)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def test_racecheck_passes_the_real_transpose() -> None:
 
 @pytest.mark.parametrize(("mode", "reported"), [("exchange-racy", True), ("exchange-control", False),
                                                 ("shuffle-racy", True), ("shuffle-control", False),
-                                                ("reduce-racy", True), ("reduce-control", False)])
+                                                ("reduce-racy", True), ("reduce-control", False),
+                                                ("scan-racy", True), ("scan-control", False)])
 def test_racecheck_sees_a_family_kernel_without_its_barrier_and_passes_the_real_one(mode: str,
                                                                                     reported: bool) -> None:
     probe = run_under("racecheck", MUTANTS, mode)

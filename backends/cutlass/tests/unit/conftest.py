@@ -1,5 +1,5 @@
-"""The plan tests' one judge: a host model of a family's contract kernel, run on one launch of every case of a
-kernel point, judged by the family's oracle."""
+"""The plan tests' one judge (a host model of a family's contract kernel, run on one launch of every case of a
+kernel point, judged by the family's oracle) and the reducing families' device operators on NumPy arrays."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from coopcheck.families import family_of
 
 from harness.cases import point_cases
 from harness.contracts import Contract
+from harness.oracles.operands import matmul
+from harness.oracles.values import raw_view
 
 SEED = 20261201
 
@@ -47,3 +49,28 @@ def plan_failures() -> PlanFailures:
         return found + [v.detail for v in oracle.judge(launch, snap, got) if not v.passed]
 
     return failures
+
+
+def _operate(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``op(a, b)`` elementwise, as the device operators compute it: integers wrap, float min and max ignore a NaN
+    operand (a signalling one too) and select an operand bit for bit, matmul multiplies the packed matrices."""
+    if op == "sum":
+        with np.errstate(over="ignore", invalid="ignore"):
+            return a + b
+    if op == "matmul":
+        width = a.dtype.itemsize * 8
+        product = matmul(raw_view(a).astype(np.uint64), raw_view(b).astype(np.uint64), width // 4)
+        return product.astype(f"uint{width}").view(a.dtype)
+    if op == "first":
+        return np.where(a == 0, b, a)
+    with np.errstate(invalid="ignore"):
+        takes_b = (b < a) if op == "min" else (a < b)
+        if a.dtype.kind == "f":
+            takes_b = np.isnan(a) | (~np.isnan(b) & takes_b)
+    return np.where(takes_b, b, a)
+
+
+@pytest.fixture(scope="session")
+def operate() -> Callable[[str, np.ndarray, np.ndarray], np.ndarray]:
+    """``operate(op, a, b)``: the Reduce and Scan operators as the device computes them, on NumPy arrays."""
+    return _operate

@@ -34,6 +34,8 @@ def test_the_entry_point_names_the_adapter() -> None:
      'variant=(("output", "inplace"),))', "shuffle_rotate_distance"),
     ('KernelSpec("block.reduce", "uint32", (128,), 2, "raking_commutative_only", variant=(("op", "matmul"),))',
      "reduce_commutative"),
+    ('KernelSpec("block.scan", "float32", (32,), 1, "raking", '
+     'variant=(("op", "matmul"), ("mode", "exclusive"), ("seed", "initial")))', "scan_integer_operator"),
 ])
 def test_registering_and_refusing_statics_load_no_dsl_and_no_cuda(spec: str, rule: str) -> None:
     """In a fresh interpreter: register the backend, let it refuse a bad static, list what loaded."""
@@ -64,9 +66,9 @@ def _shuffle(method: str, output: str = "inplace", block: tuple[int, ...] = (64,
     return coopcheck.KernelSpec("block.shuffle", dtype, block, ipt, method, variant=(("output", output),))
 
 
-def test_declares_the_load_store_exchange_shuffle_and_reduce_families() -> None:
+def test_declares_the_load_store_exchange_shuffle_reduce_and_scan_families() -> None:
     assert CutlassAdapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle",
-                                         "block.reduce"}
+                                         "block.reduce", "block.scan"}
 
 
 def test_an_exchange_kernel_key_holds_its_block_and_its_variant() -> None:
@@ -86,10 +88,11 @@ def test_a_shuffle_kernel_key_holds_its_block_and_its_output() -> None:
     assert len({adapter.kernel_key(s) for s in [spec, *others]}) == 4
 
 
-@pytest.mark.parametrize("family", ["block.exchange", "block.shuffle", "block.reduce"])
+@pytest.mark.parametrize("family", ["block.exchange", "block.shuffle", "block.reduce", "block.scan"])
 def test_no_shipped_expectation_waives_a_cutlass_case_of_a_family_it_builds(family: str) -> None:
-    """cutlass has Exchange, Shuffle and Reduce builders, so no shipped waiver declares one of their cases
-    NotSupported; rustfatbin, which builds Exchange and Shuffle but not Reduce, keeps every Reduce case declared."""
+    """cutlass has Exchange, Shuffle, Reduce and Scan builders, so no shipped waiver declares one of their cases
+    NotSupported; rustfatbin, which builds Exchange and Shuffle but neither Reduce nor Scan, keeps every Reduce and
+    Scan case declared."""
     from fnmatch import fnmatchcase
 
     from harness.cases import expand
@@ -98,7 +101,7 @@ def test_no_shipped_expectation_waives_a_cutlass_case_of_a_family_it_builds(fami
 
     contract = {c.id: c for c in load_contracts()}[family]
     shipped = load_expectations(contracts_dir() / "expectations.toml")
-    for backend, declared in (("cutlass", False), ("rustfatbin", family == "block.reduce")):
+    for backend, declared in (("cutlass", False), ("rustfatbin", family in ("block.reduce", "block.scan"))):
         ids = [case.id for case in expand(contract, backend, "pr")]
         entries = [e for e in shipped if fnmatchcase(backend, e.tags.get("backend", "*"))]
         waived = [i for i in ids if any(fnmatchcase(i, e.cases) for e in entries)]
@@ -164,15 +167,65 @@ def test_the_reduce_output_has_the_abi_length_and_starts_as_a_recognizable_patte
     assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
 
 
+def _scan(algorithm: str, op: str = "sum", mode: str = "inclusive", seed: str = "none", block: tuple[int, ...] = (64,),
+          dtype: str = "int16", ipt: int = 3) -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.scan", dtype, block, ipt, algorithm,
+                                variant=(("op", op), ("mode", mode), ("seed", seed)))
+
+
+def _scan_batch(spec: coopcheck.KernelSpec, n: int = 2) -> coopcheck.ScanBatch:
+    tiles = 3 if spec.static("seed") == "prefix" else 1
+    return coopcheck.ScanBatch(items=np.zeros(n * tiles * spec.tile, spec.dtype), initial=np.zeros(n, spec.dtype),
+                               tile=spec.tile, tiles=tiles)
+
+
+def test_a_scan_kernel_key_holds_its_block_algorithm_operator_mode_and_seed() -> None:
+    adapter = CutlassAdapter(disk_cache=False)
+    spec = _scan("raking")
+    assert adapter.kernel_key(_scan("raking")) == adapter.kernel_key(spec)
+    others = [_scan("raking", block=(32, 2)), _scan("raking_memoize"), _scan("raking", op="matmul"),
+              _scan("raking", mode="exclusive"), _scan("raking", seed="prefix")]
+    assert len({adapter.kernel_key(s) for s in [spec, *others]}) == 6
+
+
+@pytest.mark.parametrize(("seed", "tiles"), [("none", 1), ("initial", 1), ("prefix", 3)])
+def test_the_scan_output_has_the_abi_length_and_starts_as_a_recognizable_pattern(seed: str, tiles: int) -> None:
+    spec = _scan("warp_scans", seed=seed)
+    arrays = adapter_module._launch_arrays(spec, _scan_batch(spec))
+    assert sorted(arrays) == ["dst", "initial", "items"]
+    assert arrays["items"].shape == (2 * tiles * 192,)
+    # per block: the scanned tiles, every thread's aggregate of each tile, every thread's callback calls
+    assert arrays["dst"].dtype == np.int16 and arrays["dst"].shape == (2 * (tiles * 192 + tiles * 64 + 64),)
+    assert set(arrays["dst"].view(np.uint8)) == {UNWRITTEN}
+
+
+@pytest.mark.parametrize(("algorithm", "block", "shared_bytes"), [
+    ("raking", (65,), (65 + 22) * 2),  # the grid and the raking threads' totals
+    ("raking", (32,), 32 * 2),  # warp-synchronous: the totals only
+    ("warp_scans", (1024,), (1024 + 32) * 2),  # the grid and the warps' aggregates
+])
+def test_a_scans_shared_bytes_are_its_plans_grid_and_second_level(algorithm: str, block: tuple[int, ...],
+                                                                 shared_bytes: int) -> None:
+    """The host lane reads the launch's shared bytes from the compiled kernel; the plan says what they must be (the
+    compile tests hold the kernel to it); seed prefix adds the slot of the block prefix."""
+    from coopcheck_cutlass.scan_plan import scan_plan
+
+    assert scan_plan(_scan(algorithm, block=block)).scratch_bytes == shared_bytes
+    assert scan_plan(_scan(algorithm, block=block, seed="prefix")).scratch_bytes == shared_bytes + 2
+
+
 def _tile_spec_and_batch(family: str) -> tuple[coopcheck.KernelSpec, object]:
-    """A kernel spec of an Exchange, Shuffle or Reduce (int16, 64 threads, ipt 3: a tile of 192) and a batch of 2
-    blocks."""
+    """A kernel spec of an Exchange, Shuffle, Reduce or Scan (int16, 64 threads, ipt 3: a tile of 192) and a batch of
+    2 blocks."""
     if family == "block.exchange":
         spec = _exchange("scatter_to_striped_flagged")
         return spec, _exchange_batch(spec)
     if family == "block.reduce":
         spec = _reduce("warp_reductions", op="first")
         return spec, _reduce_batch(spec)
+    if family == "block.scan":
+        spec = _scan("raking_memoize", seed="prefix")
+        return spec, _scan_batch(spec)
     spec = _shuffle("down_prefix")
     return spec, _shuffle_batch(spec)
 
@@ -190,6 +243,10 @@ def _tile_spec_and_batch(family: str) -> tuple[coopcheck.KernelSpec, object]:
     ("block.reduce", "valid", np.zeros(2, np.int64), r"batch\.valid: expected int32\[2\] \(got int64\[2\]\)"),
     ("block.reduce", "sentinel", np.zeros(3, np.int16), r"batch\.sentinel: expected int16\[2\] \(got int16\[3"),
     ("block.reduce", "tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
+    ("block.scan", "items", np.zeros(2 * 192, np.int16), r"batch\.items: expected int16\[1152\] \(got int16\[384"),
+    ("block.scan", "initial", np.zeros(2, np.uint16), r"batch\.initial: expected int16\[2\] \(got uint16\[2\]\)"),
+    ("block.scan", "tile", 64, r"batch\.tile: expected 192 \(got 64\)"),
+    ("block.scan", "tiles", 1, r"batch\.tiles: expected 3 \(got 1\)"),
 ])
 def test_a_tile_family_batch_that_breaks_the_abi_is_refused_naming_the_field(
         family: str, field: str, value: object, message: str) -> None:
@@ -203,6 +260,8 @@ def test_an_exchange_batch_for_a_shuffle_kernel_and_the_reverse_are_refused() ->
     spec, other = _shuffle("up"), _exchange("striped_to_blocked")
     with pytest.raises(TypeError, match=r"block\.reduce needs a ReduceBatch \(got ShuffleBatch\)"):
         adapter_module._launch_arrays(_reduce("raking"), _shuffle_batch(spec))
+    with pytest.raises(TypeError, match=r"block\.scan needs a ScanBatch \(got ReduceBatch\)"):
+        adapter_module._launch_arrays(_scan("raking"), _reduce_batch(_reduce("raking")))
     with pytest.raises(TypeError, match=r"block\.shuffle needs a ShuffleBatch \(got ExchangeBatch\)"):
         adapter_module._launch_arrays(spec, _exchange_batch(other))
     with pytest.raises(TypeError, match=r"block\.exchange needs an ExchangeBatch \(got ShuffleBatch\)"):
@@ -326,12 +385,12 @@ def _contract_rejects() -> list[object]:
 
 
 def test_the_families_built_are_declared_and_their_rejection_cases_asked() -> None:
-    """Load/Store, Exchange, Shuffle and Reduce are built, so their rejection cases are asked."""
+    """Load/Store, Exchange, Shuffle, Reduce and Scan are built, so their rejection cases are asked."""
     from harness.contracts import load_contracts
 
     built = {c.operation for c in load_contracts()} & CutlassAdapter.operations
-    assert built == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce"} == \
-        set(CutlassAdapter.operations)
+    assert built == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce",
+                     "block.scan"} == set(CutlassAdapter.operations)
     assert len(_contract_rejects()) == sum(len(c.rejects) for c in load_contracts() if c.operation in built)
 
 

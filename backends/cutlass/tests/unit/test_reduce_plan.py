@@ -9,6 +9,7 @@ and the barriers, not the DSL's lowering (the compile tests and a GPU do that).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import coopcheck
@@ -19,39 +20,21 @@ from coopcheck_cutlass.reduce_plan import BARRIER, FOLD, LOAD, STORE, SYNC, Redu
 
 from harness.cases import kernel_points
 from harness.contracts import load_contracts
-from harness.oracles.operands import matmul
 from harness.oracles.values import raw_view
 
 CONTRACT = {c.id: c for c in load_contracts()}["block.reduce"]
+#: ``operate(op, a, b)``: the device operators on NumPy arrays (the ``operate`` fixture).
+Operate = Any
 #: The byte the model's scratch holds before any store: what a thread reads where nobody wrote.
 GARBAGE = 0x5A
-
-
-def operate(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``op(a, b)`` elementwise, as the device operators compute it: integers wrap, float min and max ignore a NaN
-    operand (a signalling one too) and select an operand bit for bit, matmul multiplies the packed matrices."""
-    if op == "sum":
-        with np.errstate(over="ignore", invalid="ignore"):
-            return a + b
-    if op == "matmul":
-        width = a.dtype.itemsize * 8
-        product = matmul(raw_view(a).astype(np.uint64), raw_view(b).astype(np.uint64), width // 4)
-        return product.astype(f"uint{width}").view(a.dtype)
-    if op == "first":
-        return np.where(a == 0, b, a)
-    with np.errstate(invalid="ignore"):
-        takes_b = (b < a) if op == "min" else (a < b)
-        if a.dtype.kind == "f":
-            takes_b = np.isnan(a) | (~np.isnan(b) & takes_b)
-    return np.where(takes_b, b, a)
 
 
 class Block:
     """The threads of every block in lock-step (row: block, column: rank), their values, seen flags and scratch."""
 
-    def __init__(self, plan: ReducePlan, batch: ReduceBatch) -> None:
+    def __init__(self, plan: ReducePlan, batch: ReduceBatch, operate: Operate) -> None:
         n, threads = batch.n_blocks, plan.threads
-        self.plan, self.op = plan, plan.op
+        self.plan, self.op, self.operate = plan, plan.op, operate
         self.rank = np.broadcast_to(np.arange(threads), (n, threads))
         self.row = np.broadcast_to(np.arange(n)[:, None], (n, threads))
         self.valid = np.asarray(batch.valid).astype(np.int64)[:, None]
@@ -74,7 +57,7 @@ class Block:
         if self.op == "first":
             mark = self.sentinel[at]
             self.seen[at] |= (raw_view(self.value[at]) == mark) | (raw_view(later) == mark)
-        self.value[at] = operate(self.op, self.value[at], later)
+        self.value[at] = self.operate(self.op, self.value[at], later)
 
     def slots(self, index: Any, at: np.ndarray) -> np.ndarray:
         slot = np.broadcast_to(index(self.rank), self.rank.shape)[at]
@@ -114,11 +97,11 @@ class Block:
                     self.store(step.keep, at)
 
 
-def simulate(plan: ReducePlan, inplace: bool, batch: ReduceBatch) -> np.ndarray:
+def simulate(plan: ReducePlan, inplace: bool, batch: ReduceBatch, operate: Operate) -> np.ndarray:
     """``dst`` of the contract kernel as :mod:`coopcheck_cutlass.reduce` runs it: each thread's valid items reduced
     in order, then the schedule (raking_commutative_only's fallback in the blocks of a partial tile); every thread's
     value, then its seen flag."""
-    threads = Block(plan, batch)
+    threads = Block(plan, batch, operate)
     everyone = np.ones(threads.rank.shape, dtype=bool)
     for i in range(1, plan.items_per_thread):
         at = threads.where(lambda rank, valid, i=i: plan.item_valid(rank, i, valid), everyone)
@@ -141,8 +124,8 @@ PR_POINTS = kernel_points(CONTRACT, "pr")
 
 @pytest.mark.parametrize("point", PR_POINTS, ids=[_point_id(p) for p in PR_POINTS])
 def test_the_plan_reduces_every_pr_kernel_point_as_the_oracle_expects(point: tuple[tuple[str, Any], ...],
-                                                                      plan_failures: Any) -> None:
-    failures = plan_failures(CONTRACT, point, reduce_plan, simulate)
+                                                                      plan_failures: Any, operate: Operate) -> None:
+    failures = plan_failures(CONTRACT, point, reduce_plan, partial(simulate, operate=operate))
     assert not failures, "\n".join(failures[:6])
 
 
@@ -247,9 +230,10 @@ MUTANTS = {
 
 
 @pytest.mark.parametrize("mutant", MUTANTS)
-def test_a_plan_with_one_decision_flipped_fails_the_oracle(mutant: str, plan_failures: Any) -> None:
+def test_a_plan_with_one_decision_flipped_fails_the_oracle(mutant: str, plan_failures: Any, operate: Operate) -> None:
     kind, where = MUTANTS[mutant]
     base = {"dtype": "int32", "block": "100", "ipt": 3, "alg": None, "op": "sum"}
     point = tuple({**base, **dict(where)}.items())
-    assert plan_failures(CONTRACT, point, reduce_plan, simulate) == []
-    assert plan_failures(CONTRACT, point, reduce_plan, simulate, kind), f"{mutant}: the oracle accepted it"
+    model = partial(simulate, operate=operate)
+    assert plan_failures(CONTRACT, point, reduce_plan, model) == []
+    assert plan_failures(CONTRACT, point, reduce_plan, model, kind), f"{mutant}: the oracle accepted it"
