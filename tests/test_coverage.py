@@ -20,7 +20,7 @@ def test_the_shipped_manifest_asks_gpu_and_every_sanitizer_lane_of_every_backend
     device_only = [k for k in kinds if k not in ("compile", "resources")]  # cccl compiles only on a GPU
     assert set(cells) == {Cell(c, b, k) for c in ("block.load", "block.store", "block.exchange", "block.shuffle")
                           for b in ("numba", "cutlass", "rustfatbin") for k in kinds} | {
-        Cell(c, "cccl", k) for c in ("block.load", "block.store", "block.exchange", "block.reduce")
+        Cell(c, "cccl", k) for c in ("block.load", "block.store", "block.exchange", "block.reduce", "block.scan")
         for k in device_only} | {
         Cell("block.reduce", b, k) for b in ("numba", "cutlass") for k in kinds} | {  # the Reduce builders so far
         Cell("block.scan", b, k) for b in ("numba", "cutlass") for k in kinds}  # the Scan builders so far

@@ -1,4 +1,4 @@
-"""coopcheck_cccl: the ``cccl`` backend of the harness, block Load/Store, Exchange and Reduce through NVIDIA's
+"""coopcheck_cccl: the ``cccl`` backend of the harness, block Load/Store, Exchange, Reduce and Scan through NVIDIA's
 cuda.coop (cuda-cccl 1.1.1).
 
 Importing this package loads nothing heavy: numba and cuda.coop are imported when a kernel is built.

@@ -5,8 +5,10 @@ own statics: CUB specializes on the block shape), the backend's own contract ker
 primitive (:mod:`coopcheck_cccl.kernels`), named ``coopcheck.kernel_symbol(spec)``. cuda.coop's factories
 compile for the current device, so without a CUDA device (or in numba's simulator) every kernel is
 declared NotSupported; with one, Load/Store runs only full-tile cases without oob_default, since 1.1.1
-binds no other overload, Exchange only StripedToBlocked, its one bound method, and Reduce partial tiles only with
-one item a thread (its one ``num_valid`` overload).
+binds no other overload, Exchange only StripedToBlocked, its one bound method, Reduce partial tiles only with
+one item a thread (its one ``num_valid`` overload), and Scan only with the prefix callback (it binds no
+block_aggregate output, which the ABI asks of seeds none and initial). A kernel declared NotSupported does not
+compile: ``compile`` refuses it with the reason.
 
 Importing this module loads no numba and no cuda.coop: the registry may import it on any machine.
 """
@@ -24,11 +26,14 @@ from coopcheck import (
     KernelSpec,
     LoadBatch,
     ReduceBatch,
+    ScanBatch,
     StoreBatch,
     exchange,
+    kernel_symbol,
     load_store,
     reduce,
     require,
+    scan,
 )
 from coopcheck.families import check_spec
 from coopcheck.ptx import entry_name
@@ -44,6 +49,11 @@ REDUCE_PARTIAL_TILE = (f"cuda.coop {CUDA_CCCL} binds num_valid for one item a th
 OOB_DEFAULT = f"cuda.coop {CUDA_CCCL} binds no Load with oob_default"
 EXCHANGE_METHOD = (f"cuda.coop {CUDA_CCCL} binds only StripedToBlocked of CUB's BlockExchange (its BlockExchangeType "
                    "has no other member)")
+SCAN_AGGREGATE = (f"cuda.coop {CUDA_CCCL} binds no BlockScan overload with a block_aggregate output "
+                  "(block/_block_scan.py: 'does not support any of the cub.BlockScan C++ APIs that take a block "
+                  "aggregate reference'; _types.py: 'Multiple output parameters not supported'): the ABI's "
+                  "every-thread aggregate of seeds none and initial has no source (with seed prefix the callback's "
+                  "argument is it)")
 #: dtype -> why cuda.coop cannot take it (measured: tests/compile/test_primitives.py pins each).
 DTYPES_REFUSED = {
     "float16": f"cuda.coop {CUDA_CCCL} cannot compile float16: its generated CUB wrapper includes no cuda_fp16.h "
@@ -62,10 +72,10 @@ class CompiledKernel:
 
 class CcclAdapter:
     """The ``cccl`` backend: cuda.coop's ``block.make_load`` / ``make_store`` / ``make_exchange`` /
-    ``make_reduce`` / ``make_sum`` in numba-cuda kernels."""
+    ``make_reduce`` / ``make_sum`` / ``make_*_scan`` / ``make_*_sum`` in numba-cuda kernels."""
 
     name = "cccl"
-    operations = load_store.OPERATIONS | exchange.OPERATIONS | reduce.OPERATIONS
+    operations = load_store.OPERATIONS | exchange.OPERATIONS | reduce.OPERATIONS | scan.OPERATIONS
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -98,7 +108,10 @@ class CcclAdapter:
             return EXCHANGE_METHOD
         if spec.operation in load_store.OPERATIONS and spec.algorithm not in ALGORITHMS:
             return f"cuda.coop {CUDA_CCCL} has no {spec.algorithm!r} algorithm"
-        # Reduce: every algorithm and operator of the contract is bound (first through a StatefulFunction).
+        if spec.operation in scan.OPERATIONS and spec.static("seed") != "prefix":
+            return SCAN_AGGREGATE
+        # Reduce: every algorithm and operator of the contract is bound (first through a StatefulFunction); Scan
+        # with the prefix callback: every algorithm, operator and mode.
         return DTYPES_REFUSED.get(spec.dtype)
 
     def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:
@@ -123,6 +136,9 @@ class CcclAdapter:
         if device is None or arch.rstrip("af") != device:
             raise RuntimeError(f"cuda.coop compiles for the current device only ({device or 'none'}), "
                                f"not {arch}")
+        declined = self.unsupported_reason(spec)
+        if declined is not None:
+            raise NotImplementedError(f"{kernel_symbol(spec)}: {declined}")
         key = self.kernel_key(spec)
         if key not in self._builds:
             self._builds[key] = _build(spec, device)
@@ -130,17 +146,18 @@ class CcclAdapter:
 
     def artifacts(self, compiled: CompiledKernel) -> Artifacts:
         kernel = compiled.kernel
-        # numba keeps the PTX and the linked cubin in the kernel's code library (no public getter).
+        # numba keeps the PTX and the linked cubin in the kernel's code library (no public getter); it links with
+        # cuda.core, whose link gives an ObjectCode: the harness takes the cubin's bytes.
         library = kernel.dispatcher.compile(kernel.signature)._codelibrary
         ptx = library.get_asm_str()
-        return Artifacts(kernel_name=entry_name(ptx), cubin=library.get_cubin(), ptx=ptx, arch=compiled.arch,
-                         dynamic_shared_bytes=compiled.temp_storage_bytes)
+        return Artifacts(kernel_name=entry_name(ptx), cubin=bytes(library.get_cubin().code), ptx=ptx,
+                         arch=compiled.arch, dynamic_shared_bytes=compiled.temp_storage_bytes)
 
     def can_launch(self) -> bool:
         return self._device_arch is not None
 
     def launch(self, compiled: CompiledKernel, spec: KernelSpec,
-               batch: LoadBatch | StoreBatch | ExchangeBatch | ReduceBatch) -> Any:
+               batch: LoadBatch | StoreBatch | ExchangeBatch | ReduceBatch | ScanBatch) -> Any:
         from coopcheck_cccl.kernels import launch
 
         return launch(compiled.kernel, spec, batch, compiled.temp_storage_bytes)

@@ -8,22 +8,38 @@ The Exchange kernel implements :mod:`coopcheck.exchange`'s ABI around StripedToB
 flags: the kernel has no such parameters and a launch copies neither to the device. The Reduce kernel implements
 :mod:`coopcheck.reduce`'s ABI; with one item a thread it calls ``Reduce(item, op)`` for a full tile and
 ``Reduce(item, op, num_valid)`` for a partial one (both overloads, by a branch uniform per block), with more only
-the full tile's ``Reduce(items, op)``: a batch asking for a partial tile there is refused.
+the full tile's ``Reduce(items, op)``: a batch asking for a partial tile there is refused. The Scan kernel implements
+:mod:`coopcheck.scan`'s ABI with seed ``prefix`` (the one cuda.coop can give its outputs): each thread's prefix
+callback state carries across the block's tiles, and the block meets at a barrier before it reuses the TempStorage.
 The primitive's TempStorage is dynamic shared memory from byte 0; each kernel is named
 ``coopcheck.kernel_symbol(spec)``, which numba mangles into the entry name that sanitizer records show.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numba
 import numpy as np
-from coopcheck import ExchangeBatch, KernelSpec, LoadBatch, ReduceBatch, StoreBatch, exchange, kernel_symbol, reduce
+from coopcheck import (
+    ExchangeBatch,
+    KernelSpec,
+    LoadBatch,
+    ReduceBatch,
+    ScanBatch,
+    StoreBatch,
+    exchange,
+    kernel_symbol,
+    reduce,
+    scan,
+)
 from coopcheck.exchange import out_length
 from numba import cuda
 from numba.cuda import types
 from numba.cuda.np import numpy_support
+
+from coopcheck_cccl import operators
 
 #: Dynamic shared memory a launch gets without opting the kernel in (CUDA's default per-block limit).
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
@@ -42,6 +58,8 @@ def contract_kernel(spec: KernelSpec, primitive: Any) -> Kernel:
     """The contract kernel of ``spec``'s family around ``primitive``, not compiled yet."""
     if spec.operation in reduce.OPERATIONS:
         return build_reduce(spec, primitive)
+    if spec.operation in scan.OPERATIONS:
+        return build_scan(spec, primitive)
     return (build_exchange if spec.operation in exchange.OPERATIONS else build)(spec, primitive)
 
 
@@ -70,10 +88,8 @@ def build(spec: KernelSpec, primitive: Any) -> Kernel:
             for i in range(ipt):
                 out[slot + i] = items[i]
 
-    kernel.__name__ = kernel.__qualname__ = kernel_symbol(spec)  # numba mangles the qualified name
     vector = types.Array(item, 1, "C")
-    signature = (vector, vector, vector, types.Array(types.int64, 1, "C"), types.int64)
-    return Kernel(cuda.jit(kernel, link=list(primitive.files)), signature)
+    return _jit(kernel, spec, primitive, (vector, vector, vector, types.Array(types.int64, 1, "C"), types.int64))
 
 
 def build_exchange(spec: KernelSpec, primitive: Any) -> Kernel:
@@ -105,9 +121,8 @@ def build_exchange(spec: KernelSpec, primitive: Any) -> Kernel:
                 dst[first + i] = out[i]
                 dst[first + tile + i] = held[i]  # the input items, as the call left them
 
-    kernel.__name__ = kernel.__qualname__ = kernel_symbol(spec)
     vector = types.Array(item, 1, "C")
-    return Kernel(cuda.jit(kernel, link=list(primitive.files)), (vector, vector))
+    return _jit(kernel, spec, primitive, (vector, vector))
 
 
 def build_reduce(spec: KernelSpec, primitive: Any) -> Kernel:
@@ -158,10 +173,64 @@ def build_reduce(spec: KernelSpec, primitive: Any) -> Kernel:
         dst[2 * b * threads + me] = result
         dst[2 * b * threads + threads + me] = state[1]
 
-    kernel.__name__ = kernel.__qualname__ = kernel_symbol(spec)
     vector = types.Array(item, 1, "C")
-    return Kernel(cuda.jit(kernel, link=list(primitive.files)), (vector, types.Array(types.int32, 1, "C"), vector,
-                                                                 vector))
+    return _jit(kernel, spec, primitive, (vector, types.Array(types.int32, 1, "C"), vector, vector))
+
+
+def build_scan(spec: KernelSpec, primitive: Any) -> Kernel:
+    """The Scan contract kernel of ``spec`` (seed ``prefix``) around ``primitive`` (a scan made with
+    :func:`coopcheck_cccl.operators.prefix_callback`), not compiled yet: block ``b`` scans its
+    :func:`coopcheck.scan.tiles` tiles in turn, in place, each thread's callback state ``[running prefix, last
+    argument, calls]`` starting from ``initial[b]`` and carried across them; after each tile a thread writes its
+    scanned items and its callback's last argument, after the last its calls."""
+    item = numpy_support.from_dtype(np.dtype(spec.dtype))
+    ipt, threads, tile, n_tiles = spec.items_per_thread, spec.threads, spec.tile, scan.tiles(spec)
+    width, bx, by = scan.out_length(spec), *(*spec.block, 1)[:2]
+    running, argument, calls = operators.RUNNING, operators.ARGUMENT, operators.CALLS
+
+    if ipt == 1:
+
+        def call(temp, held, state):
+            held[0] = primitive(temp, held[0], state)
+
+    else:
+
+        def call(temp, held, state):
+            primitive(temp, held, held, state)
+
+    scanned = cuda.jit(device=True)(call)
+
+    def kernel(items, initial, dst):
+        b = np.int64(cuda.blockIdx.x)
+        me = np.int64(cuda.threadIdx.x + bx * (cuda.threadIdx.y + by * cuda.threadIdx.z))
+        held = cuda.local.array(ipt, item)
+        state = cuda.local.array(3, item)  # the callback's [running prefix, last argument, calls]
+        state[running] = initial[b]
+        state[argument] = 0
+        state[calls] = 0
+        # alignment: TEMP_STORAGE_ALIGNMENT, written as the literal numba requires
+        temp = cuda.shared.array(0, numba.uint8, alignment=16)
+        for k in range(n_tiles):
+            for i in range(ipt):
+                held[i] = items[(b * n_tiles + k) * tile + me * ipt + i]
+            scanned(temp, held, state)
+            cuda.syncthreads()  # the next tile's scan reuses the TempStorage (CUB asks a barrier before)
+            for i in range(ipt):
+                dst[b * width + k * tile + me * ipt + i] = held[i]
+            dst[b * width + n_tiles * tile + k * threads + me] = state[argument]
+        dst[b * width + n_tiles * (tile + threads) + me] = state[calls]
+
+    vector = types.Array(item, 1, "C")
+    return _jit(kernel, spec, primitive, (vector, vector, vector))
+
+
+def _jit(kernel: Callable[..., None], spec: KernelSpec, primitive: Any, signature: tuple[Any, ...]) -> Kernel:
+    """``kernel`` as ``spec``'s contract kernel: named ``coopcheck.kernel_symbol(spec)`` (numba mangles the qualified
+    name), linked with the primitive's LTO-IR, and bounded to the block's threads, so ptxas fits the registers such a
+    block may take. Unbounded, a 1024-thread float64 Reduce (raking_commutative_only, min or max) failed every launch
+    on the H200 with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, and a Scan of 16 float64 items a thread took 126 registers."""
+    kernel.__name__ = kernel.__qualname__ = kernel_symbol(spec)
+    return Kernel(cuda.jit(kernel, link=list(primitive.files), launch_bounds=spec.threads), signature)
 
 
 def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch | ReduceBatch) -> None:
@@ -178,15 +247,20 @@ def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch | ReduceBatc
         raise ValueError("a block asks for an oob_default: the cccl kernels take none")
 
 
-def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch | ReduceBatch,
-           shared: int) -> Any:
+def launch(kernel: Kernel, spec: KernelSpec,
+           batch: LoadBatch | StoreBatch | ExchangeBatch | ReduceBatch | ScanBatch, shared: int) -> Any:
     """One batched launch (grid ``n_blocks``, block ``spec.block``) with ``shared`` bytes of dynamic shared
     memory (past 48 KiB the kernel was opted in when it was built: :func:`allow_dynamic_shared`); returns the
     host copy of ``dst``. Every device array is allocated at its exact size, so memcheck sees any access past one."""
-    if not isinstance(batch, ExchangeBatch):
+    if not isinstance(batch, ExchangeBatch | ScanBatch):
         full_tiles_only(spec, batch)
     dtype = np.dtype(spec.dtype)
     run = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
+    if isinstance(batch, ScanBatch):
+        dst = cuda.device_array(batch.n_blocks * scan.out_length(spec), dtype)
+        run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)),
+            cuda.to_device(np.ascontiguousarray(batch.initial, dtype)), dst)
+        return dst.copy_to_host()
     if isinstance(batch, ExchangeBatch):
         dst = cuda.device_array(batch.n_blocks * out_length(spec), dtype)
         run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)), dst)

@@ -1,15 +1,18 @@
-"""cuda.coop's block Load/Store, Exchange and Reduce primitives, made through its factories (with the LTO-IR cache
-and NVRTC's precompiled headers).
+"""cuda.coop's block Load/Store, Exchange, Reduce and Scan primitives, made through its factories (with the LTO-IR
+cache and NVRTC's precompiled headers).
 
-``make_load`` / ``make_store`` / ``make_exchange`` / ``make_reduce`` / ``make_sum`` of
-``cuda.coop._experimental.block`` compile a CUB ``BlockLoad`` / ``BlockStore`` / ``BlockExchange`` /
-``BlockReduce`` specialization (dtype, block shape, items per thread, algorithm, warp time-slicing or operator)
-to LTO-IR for the current device and return a primitive callable in numba kernels that link its ``files``.
+``make_load`` / ``make_store`` / ``make_exchange`` / ``make_reduce`` / ``make_sum`` / ``make_inclusive_sum`` /
+``make_exclusive_sum`` / ``make_inclusive_scan`` / ``make_exclusive_scan`` of ``cuda.coop._experimental.block``
+compile a CUB ``BlockLoad`` / ``BlockStore`` / ``BlockExchange`` / ``BlockReduce`` / ``BlockScan`` specialization
+(dtype, block shape, items per thread, algorithm, warp time-slicing, operator, mode, prefix callback) to LTO-IR for
+the current device and return a primitive callable in numba kernels that link its ``files``.
 1.1.1 binds only the full-tile Load/Store overloads (``Load(ptr, items)``, ``Store(ptr, items)``): no
 valid_items, no oob_default, so the adapter declines every case that needs them; its exchange binds
 StripedToBlocked, in place (``(items)``) and into a second array (``(items, out)``); its reduce binds
 ``Reduce(item, op)``, ``Reduce(item, op, num_valid)`` and ``Reduce(items[IPT], op)`` (and ``Sum`` alike):
-num_valid with one item a thread only. The contract kernels
+num_valid with one item a thread only; its scans bind no block_aggregate output, so the Scan primitive is made for
+the ABI's seed ``prefix`` only, with the callback of :func:`coopcheck_cccl.operators.prefix_callback`
+(``Scan(item, op, callback)`` / ``Scan(items, items, op, callback)``, ``Sum`` without the op). The contract kernels
 (:mod:`coopcheck_cccl.kernels`) pass the TempStorage explicitly, as dynamic shared memory from byte 0
 (``temp_storage_bytes`` of it at launch, aligned for any TempStorage of these types): the primitive's
 other form declares static shared memory, which stops at 48 KiB, and ends in a ``__syncthreads()`` the
@@ -53,6 +56,8 @@ def make(spec: KernelSpec, lto_cache: cache.LtoCache | None) -> Any:
         elif spec.operation == "block.reduce":
             primitive = block.make_reduce(dtype, threads, operators.operator(spec.static("op"), dtype),
                                           spec.items_per_thread, spec.algorithm)
+        elif spec.operation == "block.scan":
+            primitive = _make_scan(spec, dtype, threads)
         else:
             factory = block.make_load if spec.operation == "block.load" else block.make_store
             primitive = factory(dtype, threads, spec.items_per_thread, ALGORITHMS[spec.algorithm])
@@ -61,3 +66,18 @@ def make(spec: KernelSpec, lto_cache: cache.LtoCache | None) -> Any:
                            f"kernels align dynamic shared memory to {TEMP_STORAGE_ALIGNMENT}")
     return primitive
 
+
+def _make_scan(spec: KernelSpec, dtype: np.dtype[Any], threads: int | tuple[int, ...]) -> Any:
+    """The seed-prefix scan of ``spec``: CUB's sums for ``sum`` (they take no operator), its scans with the
+    contract's operator for the others; the callback folds with the same operator."""
+    op, inclusive = spec.static("op"), spec.static("mode") == "inclusive"
+    if spec.static("seed") != "prefix":
+        raise ValueError(f"seed {spec.static('seed')!r}: the Scan primitive is made for seed 'prefix' only (cuda.coop "
+                         "binds no block_aggregate output)")
+    callback = operators.prefix_callback(op, dtype)
+    if op == "sum":
+        sums = block.make_inclusive_sum if inclusive else block.make_exclusive_sum
+        return sums(dtype, threads, spec.items_per_thread, prefix_op=callback, algorithm=spec.algorithm)
+    scans = block.make_inclusive_scan if inclusive else block.make_exclusive_scan
+    return scans(dtype, threads, operators.operator(op, dtype), spec.items_per_thread, prefix_op=callback,
+                 algorithm=spec.algorithm)

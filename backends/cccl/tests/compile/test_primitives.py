@@ -1,4 +1,5 @@
-"""cuda.coop's factories and the contract kernels around them, compiled and linked for sm_90 without a GPU.
+"""cuda.coop's factories and the contract kernels around them, compiled and linked for sm_90 without a GPU (as numba
+does at a launch: with the dispatcher's launch bounds).
 
 The factories ask numba for the current device's compute capability only to pick NVRTC's target, and
 numba asks the same to compile device functions; here both are answered with sm_90, so NVRTC, numba and
@@ -8,7 +9,7 @@ nvJitLink do on this machine what they do on an H200 (only loading the cubin nee
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,7 +17,7 @@ import coopcheck
 import numpy as np
 import pytest
 from coopcheck.vocabulary import WARP_SIZE
-from coopcheck_cccl import adapter, kernels, primitives
+from coopcheck_cccl import adapter, kernels, operators, primitives
 from coopcheck_cccl.cache import LtoCache
 
 CC = (9, 0)
@@ -59,7 +60,7 @@ def _link(spec: coopcheck.KernelSpec, primitive: object) -> bytes:
 
     kernel = _kernel(spec, primitive)
     ltoir, _ = cuda.compile(kernel.dispatcher.py_func, kernel.signature, device=False, abi="numba", cc=CC,
-                           output="ltoir")
+                           output="ltoir", launch_bounds=kernel.dispatcher.targetoptions.get("launch_bounds"))
     objects = [ObjectCode.from_ltoir(ltoir, name=coopcheck.kernel_symbol(spec))]
     objects += [ObjectCode.from_ltoir(Path(f).read_bytes(), name=f) for f in primitive.files]  # type: ignore[attr-defined]
     options = LinkerOptions(arch="sm_{}{}".format(*CC), link_time_optimization=True)
@@ -216,3 +217,127 @@ def test_one_item_a_thread_calls_the_full_tile_and_the_num_valid_overloads(op: s
         ptx, _ = cuda.compile_ptx(kernel.dispatcher.py_func, kernel.signature, cc=CC)
         called = set(re.findall(r"^\s*\.extern \.func (block_reduce\w+)", ptx, re.M))
         assert len(called) == want, (ipt, sorted(called))
+
+
+def _scan(dtype: str, block: tuple[int, ...], ipt: int, algorithm: str, op: str, mode: str,
+          seed: str = "prefix") -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.scan", dtype, block, ipt, algorithm,
+                                variant=(("op", op), ("mode", mode), ("seed", seed)))
+
+
+#: Seed prefix (the one the backend takes): every algorithm and mode, the sums (make_*_sum) and each other operator
+#: (make_*_scan), one item a thread (the scalar overloads) and several, 1-D, 2-D and 3-D blocks, 1- to 8-byte items.
+SCANS = [
+    _scan("int32", (65,), 1, "raking", "sum", "inclusive"),
+    _scan("uint8", (16, 8), 4, "raking_memoize", "sum", "exclusive"),
+    _scan("float64", (32,), 7, "warp_scans", "sum", "inclusive"),
+    _scan("float32", (13, 5), 1, "warp_scans", "min", "exclusive"),
+    _scan("int16", (8, 4, 2), 2, "raking", "max", "inclusive"),
+    _scan("uint64", (1,), 1, "raking_memoize", "matmul", "exclusive"),
+    _scan("int8", (100,), 16, "warp_scans", "matmul", "inclusive"),
+]
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("spec", SCANS, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+def test_the_scan_kernel_links_with_cuda_coops_primitive(spec: coopcheck.KernelSpec, tmp_path: Path) -> None:
+    """The kernel of the Scan ABI around ``make_*_sum`` / ``make_*_scan`` with the prefix callback: the entry named
+    for attribution, the callback's code (and the operator's) linked in, TempStorage for the warps' partials."""
+    primitive = primitives.make(spec, LtoCache(tmp_path))
+    assert len(primitive.files) == (2 if spec.static("op") == "sum" else 3)  # the wrapper, the callback[, the op]
+    assert coopcheck.kernel_symbol(spec).encode() in _link(spec, primitive)
+    assert 0 < primitive.temp_storage_bytes <= spec.threads * 8 + 1024
+
+
+#: A CUB call of cuda.coop's wrapper with explicit TempStorage: ``ExclusiveScan(param_0, param_1, param_2)``.
+BOUND_CALL = re.compile(r"algorithm_t\(\*temp_storage\)\.(\w+)\(([^)]*)\);")
+
+
+def _bound_calls(make: Callable[[], object], monkeypatch: pytest.MonkeyPatch) -> tuple[str, set[str]]:
+    """The C++ wrapper that ``make`` (a factory call) has NVRTC compile, and the CUB calls it binds."""
+    from cuda.coop._experimental import _nvrtc
+
+    sources: list[str] = []
+    compile_cpp = _nvrtc.compile
+    monkeypatch.setattr(_nvrtc, "compile", lambda **kw: sources.append(kw["cpp"]) or compile_cpp(**kw))
+    make()
+    cpp = "".join(sources)
+    return cpp, {f"{name}({args})" for name, args in BOUND_CALL.findall(cpp)}
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize(("op", "ipt", "mode", "calls"), [
+    ("sum", 1, "inclusive", {"InclusiveSum(param_0, param_1, param_2)"}),
+    ("max", 4, "exclusive", {"ExclusiveScan(param_0, param_1, param_2, param_3)"}),
+])
+def test_the_scan_primitive_passes_the_prefix_callback_last(op: str, ipt: int, mode: str, calls: set[str],
+                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One overload, CUB's with a BlockPrefixCallbackOp (input, output[, scan_op], callback): the kernel calls it."""
+    spec = _scan("int32", (64,), ipt, "raking", op, mode)
+    cpp, bound = _bound_calls(lambda: primitives.make(spec, LtoCache(tmp_path)), monkeypatch)
+    last = max(calls).split(", ")[-1].rstrip(")")
+    assert bound == calls and f"auto {last} = [{last}_state]" in cpp  # the last: the stateful callback
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize(("factory", "ipt", "calls"), [
+    ("make_inclusive_sum", 4, {"InclusiveSum(param_0, param_1)"}),
+    ("make_exclusive_sum", 1, {"ExclusiveSum(param_0, param_1)"}),
+    ("make_exclusive_scan", 4, {"ExclusiveScan(param_0, param_1, param_2)",
+                                "ExclusiveScan(param_0, param_1, param_2, param_3)"}),
+    ("make_inclusive_scan", 1, {"InclusiveScan(param_0, param_1, param_2)"}),
+])
+def test_cuda_coops_scans_without_a_callback_bind_no_block_aggregate(factory: str, ipt: int, calls: set[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pins :data:`coopcheck_cccl.adapter.SCAN_AGGREGATE`: the seedless factories bind (input, output) for sums and
+    (input, output[, initial_value], op) for scans, the op last (a lambda of the wrapper's): none binds CUB's
+    overloads with a trailing block_aggregate; once a cuda-cccl does, this fails."""
+    from cuda.coop._experimental import block
+
+    operator = () if factory.endswith("_sum") else (operators.binary("max", np.dtype("int32")),)
+    cpp, bound = _bound_calls(lambda: getattr(block, factory)(np.dtype("int32"), 64, *operator, ipt), monkeypatch)
+    assert bound == calls
+    for call in bound - {"InclusiveSum(param_0, param_1)", "ExclusiveSum(param_0, param_1)"}:
+        op = call.split(", ")[-1].rstrip(")")
+        assert f"auto {op} = []" in cpp  # the scan's op, stateless: no output parameter follows it
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("ipt", [1, 3])
+def test_the_scan_kernel_meets_at_a_barrier_after_each_tile(ipt: int, tmp_path: Path) -> None:
+    """Before linking (the primitive is a call), the kernel's own PTX: one scan call and one block barrier per tile
+    (CUB's TempStorage is reused by the next tile's scan only after a barrier), however the loop is laid out."""
+    from numba import cuda
+
+    spec = _scan("int32", (64,), ipt, "warp_scans", "max", "inclusive")
+    kernel = kernels.contract_kernel(spec, primitives.make(spec, LtoCache(tmp_path)))
+    ptx, _ = cuda.compile_ptx(kernel.dispatcher.py_func, kernel.signature, cc=CC)
+    calls = len(re.findall(r"\bcall(?:\.uni)?\s+(?:\(\w+\),\s*)?block_scan\w+", ptx))  # the name may start a line
+    barriers = len(re.findall(r"^\s*(?:bar|barrier)\.sync\b", ptx, re.M))
+    assert calls in (1, coopcheck.scan.PREFIX_TILES) and barriers == calls, (calls, barriers)
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("seed", ["none", "initial"])
+def test_the_scan_primitive_is_made_for_the_prefix_callback_only(seed: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=f"seed '{seed}': the Scan primitive is made for seed 'prefix' only"):
+        primitives.make(_scan("int32", (64,), 2, "raking", "sum", "inclusive", seed), LtoCache(tmp_path))
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("spec", [_scan("float64", (1024,), 16, "raking_memoize", "sum", "inclusive"),
+                                  _reduce("float64", (1024,), 1, "raking_commutative_only", "min")], ids=str)
+def test_a_1024_thread_kernel_of_float64_items_fits_the_register_file(spec: coopcheck.KernelSpec,
+                                                                      tmp_path: Path) -> None:
+    """The kernels' launch bounds (the block's threads) make ptxas fit the registers a 1024-thread block may take.
+    Unbounded, the scan of 16 items a thread takes 126 a thread, and the H200 refused every launch of the Reduce one
+    over the full profile with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (its min and max, 30 cases)."""
+    from harness.inspect.cubin import read_resources
+    from harness.inspect.limits import REGISTERS_PER_BLOCK, block_registers
+
+    primitive = primitives.make(spec, LtoCache(tmp_path))
+    cubin = _link(spec, primitive)
+    symbol = coopcheck.kernel_symbol(spec).encode()
+    entry = next(name for name in re.findall(rb"\.text\.(\w+)", cubin) if symbol in name)
+    registers = read_resources(cubin, entry.decode()).registers
+    assert block_registers(registers, spec.threads) <= REGISTERS_PER_BLOCK, registers

@@ -152,3 +152,78 @@ def test_with_a_device_every_reduce_algorithm_and_operator_is_taken(monkeypatch:
         for op in coopcheck.reduce.OPERATORS:
             spec = coopcheck.KernelSpec("block.reduce", "uint16", (16, 8), 3, algorithm, variant=(("op", op),))
             assert adapter.unsupported_reason(spec) is None, (algorithm, op)
+
+
+def _scan(seed: str, op: str = "sum", mode: str = "inclusive", algorithm: str = "raking", ipt: int = 4,
+          dtype: str = "int32") -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("block.scan", dtype, (65,), ipt, algorithm,
+                                variant=(("op", op), ("mode", mode), ("seed", seed)))
+
+
+@pytest.fixture
+def on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> cccl.CcclAdapter:
+    adapter = cccl.CcclAdapter()
+    monkeypatch.setitem(adapter.__dict__, "_device_arch", "sm_90")  # the device a GPU machine reports
+    return adapter
+
+
+def test_with_a_device_every_scan_with_the_prefix_callback_is_taken(on_a_gpu: cccl.CcclAdapter) -> None:
+    assert "block.scan" in on_a_gpu.operations
+    for algorithm in coopcheck.scan.ALGORITHMS:
+        for op in coopcheck.scan.OPERATORS:
+            for mode in coopcheck.scan.MODES:
+                for ipt in (1, 7):
+                    spec = _scan("prefix", op, mode, algorithm, ipt, "uint16")
+                    assert on_a_gpu.unsupported_reason(spec) is None, spec
+                    assert on_a_gpu.unsupported_case(spec, {"init": "rand"}) is None
+
+
+@pytest.mark.parametrize("seed", ["none", "initial"])
+def test_a_scan_whose_aggregate_cuda_coop_cannot_give_is_declared_not_supported(on_a_gpu: cccl.CcclAdapter,
+                                                                                 seed: str) -> None:
+    for op in coopcheck.scan.OPERATORS:
+        for ipt in (1, 4):
+            assert on_a_gpu.unsupported_reason(_scan(seed, op, ipt=ipt)) == cccl.SCAN_AGGREGATE
+
+
+def test_a_float16_scan_is_declared_not_supported(on_a_gpu: cccl.CcclAdapter) -> None:
+    assert on_a_gpu.unsupported_reason(_scan("prefix", dtype="float16")) == cccl.DTYPES_REFUSED["float16"]
+
+
+@pytest.mark.parametrize(("spec", "reason"), [
+    (_scan("initial"), cccl.SCAN_AGGREGATE),
+    (_scan("prefix", dtype="float16"), cccl.DTYPES_REFUSED["float16"]),
+    (coopcheck.KernelSpec("block.exchange", "int32", (64,), 2, "scatter_to_blocked",
+                          variant=(("slicing", "off"), ("output", "inplace"))), cccl.EXCHANGE_METHOD),
+], ids=["scan-initial", "float16", "exchange-scatter"])
+def test_a_kernel_declared_not_supported_does_not_compile(on_a_gpu: cccl.CcclAdapter, spec: coopcheck.KernelSpec,
+                                                          reason: str) -> None:
+    """Refused before cuda.coop is asked (no NVRTC here), with the declared reason."""
+    with pytest.raises(NotImplementedError) as refused:
+        on_a_gpu.compile(spec, arch="sm_90")
+    assert str(refused.value) == f"{coopcheck.kernel_symbol(spec)}: {reason}"
+
+
+def test_the_scan_statics_are_part_of_the_kernel_key_and_checked_by_rule(no_device: cccl.CcclAdapter) -> None:
+    keys = {no_device.kernel_key(_scan("prefix", op, mode)) for op in ("sum", "max") for mode in coopcheck.scan.MODES}
+    assert len(keys) == 4
+    with pytest.raises(coopcheck.InvalidParameter) as refused:
+        no_device.compile(_scan("prefix", "matmul", dtype="float32"), arch="sm_90")
+    assert refused.value.rule == "scan_integer_operator"
+
+
+def test_the_artifacts_hold_the_linked_cubins_bytes() -> None:
+    """numba-cuda links with cuda.core, whose link gives an ObjectCode; the harness's inspectors hash and parse bytes.
+    A stand-in for the compiled kernel's code library (reading a real one needs a GPU's context)."""
+    from types import SimpleNamespace
+
+    from cuda.core import ObjectCode
+
+    ptx = ".version 8.8\n.target sm_90\n.visible .entry _Z6kernelPi(\n.param .u64 p\n)\n{\nret;\n}\n"
+    library = SimpleNamespace(get_asm_str=lambda: ptx, get_cubin=lambda: ObjectCode.from_cubin(b"\x7fELF..."))
+    dispatcher = SimpleNamespace(compile=lambda signature: SimpleNamespace(_codelibrary=library))
+    compiled = cccl.CompiledKernel(SimpleNamespace(dispatcher=dispatcher, signature=()), 64, "sm_90")
+    artifacts = cccl.CcclAdapter().artifacts(compiled)
+    kind = type(artifacts.cubin).__name__  # not the object: an ObjectCode's repr hangs without a GPU
+    assert kind == "bytes" and artifacts.cubin == b"\x7fELF..."
+    assert (artifacts.kernel_name, artifacts.dynamic_shared_bytes) == ("_Z6kernelPi", 64)

@@ -34,8 +34,9 @@ def _verdict(adapter: cccl.CcclAdapter, case: coopcheck.KernelSpec) -> Status:
 
 
 @pytest.mark.parametrize(("profile", "operations"), [
-    ("pr", ("block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce")),
+    ("pr", ("block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce", "block.scan")),
     ("full", ("block.reduce",)),
+    ("full", ("block.scan",)),
 ])
 def test_a_passing_gpu_lane_is_accepted_whole(on_a_gpu: cccl.CcclAdapter, profile: str,
                                              operations: tuple[str, ...]) -> None:

@@ -1,6 +1,7 @@
-"""The operators handed to cuda.coop's ``make_reduce`` compute the contract's operators: folded over a tile in
-order as plain Python (the code numba compiles for the GPU), they give the oracle's reference bit for bit, and
-``first`` records exactly the operands equal to the sentinel."""
+"""The operators handed to cuda.coop's ``make_reduce`` and ``make_scan`` compute the contract's operators: folded over a
+tile in order as plain Python (the code numba compiles for the GPU), they give the oracle's reference bit for bit;
+``first`` records exactly the operands equal to the sentinel, and the Scan prefix callback carries its running prefix
+as the Scan oracle seeds tile after tile."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 from coopcheck_cccl import operators
 
+from harness.oracles import block_scan
 from harness.oracles.block_reduce import reference
 from harness.oracles.operands import matmul
 from harness.oracles.values import raw_view
@@ -88,3 +90,39 @@ def test_first_returns_the_first_non_zero_and_records_the_sentinel(dtype: str) -
 def test_sum_takes_no_operator() -> None:
     with pytest.raises(ValueError, match="make_sum"):
         operators.operator("sum", np.dtype("int32"))
+
+
+def _seeds_of_tiles(dtype: str, op: str, mode: str, aggregates: np.ndarray, initial: np.ndarray) -> np.ndarray:
+    """What the Scan oracle scans one-item tiles of a one-thread block to with a prefix callback starting at
+    ``initial``: exclusive, the seed of each tile (what the callback returns); inclusive, the running prefix after."""
+    spec = coopcheck.KernelSpec("block.scan", dtype, (1,), 1, "raking",
+                                variant=(("op", op), ("mode", mode), ("seed", "prefix")))
+    return block_scan.scan(spec, aggregates[None, :], initial[:1]).value[0, :, 0]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("dtype", "op"), [
+    ("int8", "sum"), ("uint64", "sum"), ("int16", "min"), ("uint32", "max"), ("uint8", "matmul"),
+    ("int64", "matmul"), ("float32", "min"), ("float64", "max"),
+])
+def test_the_prefix_callback_carries_its_running_prefix_as_the_scan_oracle_does(dtype: str, op: str) -> None:
+    """One call a tile, with the tile's block aggregate: it returns the running prefix and folds the aggregate in;
+    its state keeps the last argument and counts the calls (in the dtype)."""
+    values = _items(dtype, 6, specials=False)
+    initial, aggregates = values[:1], values[1:1 + coopcheck.scan.PREFIX_TILES]
+    callback = operators._running_prefix(operators.binary(op, np.dtype(dtype))).__call__
+    state = np.array([initial[0], 0, 0], dtype)
+    returned, running = [], []
+    with np.errstate(over="ignore"):  # integer sums wrap
+        for aggregate in aggregates:
+            returned.append(callback(state, aggregate))
+            running.append(state[operators.RUNNING])
+    assert raw_view(np.array(returned, dtype)).tolist() == raw_view(
+        _seeds_of_tiles(dtype, op, "exclusive", aggregates, initial)).tolist()
+    assert raw_view(np.array(running, dtype)).tolist() == raw_view(
+        _seeds_of_tiles(dtype, op, "inclusive", aggregates, initial)).tolist()
+    assert raw_view(state[operators.ARGUMENT:]).tolist() == raw_view(np.array([aggregates[-1], 3], dtype)).tolist()
+
+
+def test_an_operator_the_contract_does_not_name_is_refused() -> None:
+    with pytest.raises(ValueError, match="'first' is not a binary operator of the contract"):
+        operators.binary("first", np.dtype("int32"))
