@@ -1,9 +1,9 @@
-//! coop-kernels: the block Load/Store, Exchange and Shuffle primitives of the coop vocabulary as
+//! coop-kernels: the block Load/Store, Exchange, Shuffle and Reduce primitives of the coop vocabulary as
 //! `no_std` nvptx kernels.
 //!
 //! One `extern "ptx-kernel"` entry per specialization, named as `coopcheck.kernel_symbol` names it
 //! (`coop_block_load__<dtype>__ipt<N>__<algorithm>`, then the family's variant values) and following
-//! the family's batched ABI (see [`kernels`], [`exchange_kernels`], [`shuffle_kernels`]). The block
+//! the family's batched ABI (see [`kernels`], [`exchange_kernels`], [`shuffle_kernels`], [`reduce_kernels`]). The block
 //! shape is read from `blockDim` at run time, so one entry serves 1D, 2D and 3D blocks. The crate is built once per compute capability with
 //! `--cfg cuda_arch="YY"` for every capability YY up to the target: `cfg(cuda_arch = "90")` means
 //! "sm_90 or newer".
@@ -18,7 +18,10 @@ mod exchange;
 pub mod exchange_kernels;
 mod item;
 pub mod kernels;
+mod operator;
 pub mod probe;
+mod reduce;
+pub mod reduce_kernels;
 mod shared;
 mod shuffle;
 pub mod shuffle_kernels;

@@ -1,24 +1,28 @@
 """The crate's exports as the host sees them: which specializations exist and each kernel's parameters.
 
 The crate exports one kernel per specialization of each family it implements (Load/Store in
-``kernels/src/kernels.rs``, Exchange in ``exchange_kernels.rs``, Shuffle in ``shuffle_kernels.rs``): dtype x
-items_per_thread x algorithm x the family's variant values; the block shape is read at run time. Parameters
-follow the family's batched ABI (``coopcheck.load_store``, ``coopcheck.exchange``, ``coopcheck.shuffle``) in its
-order; the C types are those of the crate.
+``kernels/src/kernels.rs``, Exchange in ``exchange_kernels.rs``, Shuffle in ``shuffle_kernels.rs``, Reduce in
+``reduce_kernels.rs``): dtype x items_per_thread x algorithm x the family's variant values, less those its family's
+static rules refuse; the block shape is read at run time. Parameters follow the family's batched ABI
+(``coopcheck.load_store``, ``coopcheck.exchange``, ``coopcheck.shuffle``, ``coopcheck.reduce``) in its order; the C
+types are those of the crate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import coopcheck
-from coopcheck import KernelSpec, exchange, kernel_symbol, load_store, shuffle
+from coopcheck import InvalidParameter, KernelSpec, exchange, kernel_symbol, load_store, reduce, shuffle
+from coopcheck.families import check_spec
 
 #: items_per_thread values the crate exports Load/Store kernels for.
 ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8, 16)
 #: ... and Exchange and Shuffle kernels for (those families' contracts go to 8); offset and rotate move one item.
 FAMILY_ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8)
+#: ... and Reduce kernels for: its contract's values (8 is not among them).
+REDUCE_ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 16)
 #: Bytes per element; float16 travels as its 16 bits.
 ITEM_BYTES = {
     "uint8": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
@@ -53,8 +57,10 @@ STORE_PARAMS = (
 EXCHANGE_PARAMS = (Param("items"), Param("ranks", "int32"), Param("flags", "int32"), Param("dst"))
 #: ``(const T *items, const T *prior, const int32_t *distance, T *dst)``
 SHUFFLE_PARAMS = (Param("items"), Param("prior"), Param("distance", "int32"), Param("dst"))
+#: ``(const T *items, const int32_t *valid, const T *sentinel, T *dst)``
+REDUCE_PARAMS = (Param("items"), Param("valid", "int32"), Param("sentinel"), Param("dst"))
 PARAMS = {"block.load": LOAD_PARAMS, "block.store": STORE_PARAMS, "block.exchange": EXCHANGE_PARAMS,
-          "block.shuffle": SHUFFLE_PARAMS}
+          "block.shuffle": SHUFFLE_PARAMS, "block.reduce": REDUCE_PARAMS}
 OPERATIONS = frozenset(PARAMS)
 
 
@@ -62,36 +68,52 @@ def exported_items_per_thread(operation: str, algorithm: str) -> tuple[int, ...]
     """The items_per_thread values the crate exports kernels of ``operation``'s ``algorithm`` for."""
     if operation in load_store.OPERATIONS:
         return ITEMS_PER_THREAD
+    if operation in reduce.OPERATIONS:
+        return REDUCE_ITEMS_PER_THREAD
     return (1,) if algorithm in shuffle.SCALAR else FAMILY_ITEMS_PER_THREAD
 
 
-def _specializations() -> Iterator[KernelSpec]:
-    """One spec (1-thread block) per kernel the crate exports."""
-    families = [(op, coopcheck.ALGORITHMS, [()]) for op in sorted(load_store.OPERATIONS)]
+def statics_ok(spec: KernelSpec) -> bool:
+    """Whether ``spec`` keeps every static rule of its family."""
+    try:
+        check_spec(spec)
+    except InvalidParameter:
+        return False
+    return True
+
+
+def specializations() -> Iterator[KernelSpec]:
+    """One spec (one-warp block) per kernel the crate exports: none that its family's static rules refuse."""
+    Variant = tuple[tuple[str, str], ...]
+    families: list[tuple[str, Sequence[str], list[Variant]]] = [
+        (op, coopcheck.ALGORITHMS, [()]) for op in sorted(load_store.OPERATIONS)]
     families.append(("block.exchange", exchange.METHODS,
                      [(("slicing", s), ("output", o)) for s in exchange.SLICING for o in exchange.OUTPUTS]))
     families.append(("block.shuffle", shuffle.METHODS, [(("output", o),) for o in shuffle.OUTPUTS]))
+    families.append(("block.reduce", reduce.ALGORITHMS, [(("op", o),) for o in reduce.OPERATORS]))
     for operation, algorithms, variants in families:
         for algorithm in algorithms:
             for dtype in coopcheck.DTYPES:
                 for ipt in exported_items_per_thread(operation, algorithm):
                     for variant in variants:
-                        yield KernelSpec(operation, dtype, (1,), ipt, algorithm, variant=variant)
+                        spec = KernelSpec(operation, dtype, (32,), ipt, algorithm, variant=variant)
+                        if statics_ok(spec):
+                            yield spec
 
 
 def exported_symbols() -> frozenset[str]:
     """The contract kernels every pass of the crate exports."""
-    return frozenset(kernel_symbol(spec) for spec in _specializations())
+    return frozenset(kernel_symbol(spec) for spec in specializations())
 
 
 def dynamic_shared_bytes(spec: KernelSpec) -> int:
     """Dynamic shared memory a launch of ``spec`` needs: the transpose family's scratch tile; Exchange's tile, or
-    time-sliced one warp's share of it; Shuffle's one item a thread."""
+    time-sliced one warp's share of it; Shuffle's and Reduce's one item a thread."""
     item = ITEM_BYTES[spec.dtype]
     if spec.operation in exchange.OPERATIONS:
         sliced = spec.static("slicing") == "on"
         return exchange.warp_lanes(spec.threads) * spec.items_per_thread * item if sliced else spec.tile * item
-    if spec.operation in shuffle.OPERATIONS:
+    if spec.operation in shuffle.OPERATIONS or spec.operation in reduce.OPERATIONS:
         return spec.threads * item
     if spec.algorithm in coopcheck.TRANSPOSE_FAMILY:
         return spec.tile * item
@@ -104,4 +126,6 @@ def out_length(spec: KernelSpec) -> int:
         return exchange.out_length(spec)
     if spec.operation in shuffle.OPERATIONS:
         return shuffle.out_length(spec)
+    if spec.operation in reduce.OPERATIONS:
+        return reduce.out_length(spec)
     return spec.tile

@@ -15,9 +15,9 @@ import coopcheck
 from coopcheck import (
     Artifacts,
     ExchangeBatch,
-    InvalidParameter,
     KernelSpec,
     LoadBatch,
+    ReduceBatch,
     ShuffleBatch,
     StoreBatch,
     kernel_symbol,
@@ -28,7 +28,7 @@ from coopcheck.fatbin import KIND_PTX
 from coopcheck_rustfatbin import abi
 from coopcheck_rustfatbin.bundle import Bundle, LoaderError
 
-Batch = LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch
+Batch = LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class RustFatbinAdapter:
     def unsupported_reason(self, spec: KernelSpec) -> str | None:
         # A spec that breaks a static rule is supported: compile must refuse it with that rule.
         exported = abi.exported_items_per_thread(spec.operation, spec.algorithm)
-        if spec.items_per_thread not in exported and _statics_ok(spec):
+        if spec.items_per_thread not in exported and abi.statics_ok(spec):
             listed = ", ".join(map(str, exported))
             return (f"the rustfatbin crate exports {spec.operation} kernels for items_per_thread in {listed} only "
                     f"(got {spec.items_per_thread})")
@@ -72,7 +72,7 @@ class RustFatbinAdapter:
         """The symbol: every block shape shares one kernel. A kernel that takes scratch adds its size
         (a launch parameter that inspection reports), and a spec with bad statics keys apart,
         since its compile must raise where an equal symbol's compile succeeds."""
-        if not _statics_ok(spec):
+        if not abi.statics_ok(spec):
             return ("rejected", spec)
         shared = abi.dynamic_shared_bytes(spec)
         return (kernel_symbol(spec), shared) if shared else kernel_symbol(spec)
@@ -129,14 +129,6 @@ def _launch_args(symbol: str, spec: KernelSpec, batch: Batch) -> list[Any]:
         else:
             args.append(In(_typed(symbol, param, getattr(batch, param.name), spec.dtype)))
     return args
-
-
-def _statics_ok(spec: KernelSpec) -> bool:
-    try:
-        check_spec(spec)
-    except InvalidParameter:
-        return False
-    return True
 
 
 def _typed(symbol: str, param: abi.Param, array: Any, dtype: str) -> Any:

@@ -1,7 +1,7 @@
-"""The contracts' resource rules on the final SASS of every kernel the fatbin ships, per arch:
-no local memory, stack or CALL anywhere; no shared memory or barrier outside the transpose family,
-which must exchange through shared memory (and, block-wide, a barrier). And few enough registers
-for the contracts' largest block, 1024 threads."""
+"""The contracts' resource rules on the final SASS of every Load/Store and Reduce kernel the fatbin ships, per
+arch: no local memory, stack or CALL anywhere; no shared memory or barrier outside the transpose family, which
+must exchange through shared memory (and, block-wide, a barrier), while every reduction passes its partials through
+shared memory across barriers. And few enough registers for the contracts' largest block, 1024 threads."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ SPECS = [
         coopcheck.OPERATIONS, coopcheck.DTYPES, abi.ITEMS_PER_THREAD, coopcheck.ALGORITHMS
     )
 ]
+REDUCE_SPECS = sorted(
+    (s for s in abi.specializations() if s.operation == "block.reduce"), key=coopcheck.kernel_symbol
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +38,7 @@ def adapter(built) -> RustFatbinAdapter:
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("spec", SPECS, ids=coopcheck.kernel_symbol)
+@pytest.mark.parametrize("spec", SPECS + REDUCE_SPECS, ids=coopcheck.kernel_symbol)
 def test_kernel_meets_the_resource_rules(adapter, spec, arch):
     report = inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=arch)))
     assert resource_violations(report, spec.algorithm, RULES[spec.operation]) == []

@@ -1,10 +1,12 @@
-"""The fatbin's Exchange and Shuffle kernels on a GPU, launched through the adapter as the harness launches them
-(every case of the kernel point, each in every data pattern, one block each) and judged by the family's oracle.
+"""The fatbin's Exchange, Shuffle and Reduce kernels on a GPU, launched through the adapter as the harness launches
+them (every case of the kernel point, each in every data pattern, one block each) and judged by the family's oracle.
 
 Every Exchange method runs time-sliced and not, in place and separate; every Shuffle method in place and separate;
 over 1-D, 2-D and 3-D blocks, a partial last warp, a block of fewer than 32 threads (a warp method's barrier then
 names 30 lanes) and 1024 threads (64 KiB of Exchange scratch unsliced, past the 48 KiB a launch gets without
-opting in).
+opting in). Every Reduce algorithm runs with every operator it takes, over every block of its contract: the
+65-thread blocks of NVIDIA/cccl#1902, partial last warps, whole warps (raking_commutative_only's own path) and its
+fallback.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from coopcheck.reduce import COMMUTATIVE
 from coopcheck_rustfatbin.adapter import RustFatbinAdapter
 
 from harness.contracts import load_contracts
@@ -53,6 +56,26 @@ SHUFFLES = [
     ("down_prefix", "separate", "float64", "10x5", 2),
 ]
 
+#: (algorithm, dtype, block, ipt, op)
+REDUCES = [
+    ("raking", "int8", "65", 1, "sum"),
+    ("raking", "float32", "13x5", 3, "first"),
+    ("raking", "uint16", "7", 2, "matmul"),
+    ("raking", "float64", "100", 16, "min"),
+    ("raking", "uint32", "1024", 4, "max"),
+    ("raking", "uint8", "8x4x2", 7, "first"),
+    ("raking_commutative_only", "int32", "8x4x2", 2, "sum"),
+    ("raking_commutative_only", "float16", "1024", 7, "max"),
+    ("raking_commutative_only", "uint64", "32", 4, "min"),
+    ("raking_commutative_only", "float32", "16x8", 16, "sum"),
+    ("raking_commutative_only", "int8", "100", 1, "max"),
+    ("warp_reductions", "int64", "65", 2, "first"),
+    ("warp_reductions", "float16", "16x8", 1, "sum"),
+    ("warp_reductions", "uint8", "1", 7, "max"),
+    ("warp_reductions", "int16", "100", 3, "matmul"),
+    ("warp_reductions", "float64", "13x5", 16, "min"),
+]
+
 
 def _check(adapter: RustFatbinAdapter, contract: str, point: tuple[tuple[str, Any], ...]) -> None:
     for seed in (20261202, 7):
@@ -72,6 +95,21 @@ def test_a_shuffle_kernel_matches_the_oracle(adapter: RustFatbinAdapter, kernel:
     method, output, dtype, block, ipt = kernel
     _check(adapter, "block.shuffle", (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", method),
                                       ("output", output)))
+
+
+@pytest.mark.parametrize("kernel", REDUCES, ids=lambda k: "-".join(map(str, k)))
+def test_a_reduce_kernel_matches_the_oracle(adapter: RustFatbinAdapter, kernel: tuple[Any, ...]) -> None:
+    algorithm, dtype, block, ipt, op = kernel
+    _check(adapter, "block.reduce", (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", algorithm),
+                                     ("op", op)))
+
+
+def test_the_reduce_kernels_cover_every_algorithm_with_its_operators_every_block_dtype_and_ipt() -> None:
+    axes = CONTRACTS["block.reduce"].axes
+    assert {(k[0], k[4]) for k in REDUCES} == {
+        (a, o) for a in axes["alg"] for o in axes["op"] if a != "raking_commutative_only" or o in COMMUTATIVE}
+    assert {k[1] for k in REDUCES} == set(axes["dtype"]) and {k[2] for k in REDUCES} == set(axes["block"])
+    assert {k[3] for k in REDUCES} == set(axes["ipt"])
 
 
 def test_the_kernels_cover_every_method_both_ways_every_block_and_dtype() -> None:

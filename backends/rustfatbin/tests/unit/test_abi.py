@@ -8,14 +8,15 @@ from pathlib import Path
 import coopcheck
 import numpy as np
 import pytest
-from coopcheck import KernelSpec, exchange, kernel_symbol, shuffle
+from coopcheck import KernelSpec, exchange, kernel_symbol, reduce, shuffle
 from coopcheck_rustfatbin import abi
 
 SOURCES = Path(__file__).resolve().parents[2] / "kernels" / "src"
 RUST_TYPES = {"i32": "int32", "i64": "int64"}
 #: Where each operation's exported entry is, and the name of its ``fn``.
 ENTRIES = {"block.load": ("kernels.rs", "load"), "block.store": ("kernels.rs", "store"),
-           "block.exchange": ("exchange_kernels.rs", "entry"), "block.shuffle": ("shuffle_kernels.rs", "entry")}
+           "block.exchange": ("exchange_kernels.rs", "entry"), "block.shuffle": ("shuffle_kernels.rs", "entry"),
+           "block.reduce": ("reduce_kernels.rs", "entry")}
 
 
 def _rust_params(operation: str) -> list[abi.Param]:
@@ -60,6 +61,11 @@ def test_every_pointer_param_but_load_dst_comes_from_the_batch(operation):
     assert set(names) <= fields, f"not in {batch.__name__}: {set(names) - fields}"
 
 
+def test_every_reduce_param_but_dst_comes_from_the_batch():
+    names = [p.name for p in abi.PARAMS["block.reduce"]]
+    assert names[-1] == "dst" and set(names[:-1]) <= set(coopcheck.ReduceBatch.__dataclass_fields__)
+
+
 def test_the_crate_exports_every_dtype_ipt_and_algorithm_the_host_lists():
     dtypes = _export_list("dtypes")[0::2]  # "uint8: u8, ..." -> names
     assert dtypes == list(coopcheck.DTYPES)
@@ -85,13 +91,35 @@ def test_the_crate_exports_every_shuffle_method_at_the_items_per_thread_the_host
     assert exported == {m: list(abi.exported_items_per_thread("block.shuffle", m)) for m in shuffle.METHODS}
 
 
+def test_the_crate_exports_reduce_kernels_of_every_dtype_at_the_items_per_thread_the_host_lists():
+    file = "reduce_kernels.rs"
+    integers, floats = _export_list("integers", file)[0::2], _export_list("floats", file)[0::2]
+    assert integers + floats == list(coopcheck.DTYPES) and all(f.startswith("float") for f in floats)
+    assert [int(n) for n in _export_list("ipts", file)] == list(abi.REDUCE_ITEMS_PER_THREAD)
+
+
+def reduce_spec(dtype: str, algorithm: str, op: str, ipt: int = 1) -> KernelSpec:
+    return KernelSpec("block.reduce", dtype, (32,), ipt, algorithm, variant=(("op", op),))
+
+
+def test_the_reduce_kernels_are_every_combination_the_static_rules_allow():
+    symbols = {s for s in abi.exported_symbols() if s.startswith("coop_block_reduce__")}
+    # integers: raking and warp_reductions x 5 operators, raking_commutative_only x sum, min, max; floats: no matmul
+    assert len(symbols) == len(abi.REDUCE_ITEMS_PER_THREAD) * (8 * (2 * 5 + 3) + 3 * (2 * 4 + 3)) == 822
+    assert kernel_symbol(reduce_spec("float16", "raking_commutative_only", "max", 16)) in symbols
+    assert kernel_symbol(reduce_spec("int8", "warp_reductions", "matmul", 7)) in symbols
+    assert kernel_symbol(reduce_spec("uint32", "raking_commutative_only", "first")) not in symbols
+    assert kernel_symbol(reduce_spec("float64", "raking", "matmul")) not in symbols
+
+
 def test_exported_symbols_are_kernel_symbols_of_every_combination():
     symbols = abi.exported_symbols()
     dtypes = len(coopcheck.DTYPES)
     load_store = len(coopcheck.OPERATIONS) * dtypes * len(abi.ITEMS_PER_THREAD) * len(coopcheck.ALGORITHMS)
     exchanges = dtypes * len(abi.FAMILY_ITEMS_PER_THREAD) * len(exchange.METHODS) * 2 * 2  # slicing, output
     shuffles = dtypes * 2 * (2 * 1 + 4 * len(abi.FAMILY_ITEMS_PER_THREAD))  # output; offset, rotate at ipt 1
-    assert len(symbols) == load_store + exchanges + shuffles == 770 + 2112 + 572
+    reduces = 822
+    assert len(symbols) == load_store + exchanges + shuffles + reduces == 770 + 2112 + 572 + 822
     assert kernel_symbol(KernelSpec("block.store", "float16", (8, 4, 2), 7, "warp_transpose")) in symbols
     assert "coop_block_load__int32__ipt4__striped" in symbols
     assert "coop_block_exchange__uint8__ipt7__scatter_to_striped_flagged__on__separate" in symbols
@@ -124,6 +152,14 @@ def test_an_exchange_takes_its_tile_or_time_sliced_one_warps_share(dtype, block,
 def test_a_shuffle_takes_one_item_a_thread():
     spec = KernelSpec("block.shuffle", "int64", (10, 5), 4, "up", variant=(("output", "separate"),))
     assert abi.dynamic_shared_bytes(spec) == 50 * 8
+
+
+@pytest.mark.parametrize(("dtype", "block"), [("float16", (65,)), ("uint64", (13, 5)), ("int8", (1,))])
+def test_a_reduction_takes_one_item_a_thread_and_returns_two_a_thread(dtype, block):
+    spec = KernelSpec("block.reduce", dtype, block, 3, "warp_reductions", variant=(("op", "first"),))
+    threads = int(np.prod(block))
+    assert abi.dynamic_shared_bytes(spec) == threads * np.dtype(dtype).itemsize
+    assert abi.out_length(spec) == reduce.out_length(spec) == 2 * threads
 
 
 @pytest.mark.parametrize("dtype", coopcheck.DTYPES)

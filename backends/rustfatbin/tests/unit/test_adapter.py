@@ -24,8 +24,16 @@ def spec(operation="block.load", dtype="int32", block=(128,), ipt=4, algorithm="
     return KernelSpec(operation, dtype, block, ipt, algorithm, tuple(statics.items()))
 
 
+def reduce_spec(dtype="int32", block=(65,), ipt=2, algorithm="raking", op="sum") -> KernelSpec:
+    return KernelSpec("block.reduce", dtype, block, ipt, algorithm, variant=(("op", op),))
+
+
 def test_is_a_coop_adapter(adapter):
     assert isinstance(adapter, coopcheck.Adapter) and adapter.name == "rustfatbin"
+
+
+def test_declares_block_reduce(adapter):
+    assert "block.reduce" in adapter.operations
 
 
 @pytest.mark.parametrize(("bad", "rule"), [
@@ -37,6 +45,10 @@ def test_is_a_coop_adapter(adapter):
     (spec(block=(64,), ipt=2, static_offset=-1), "offset_negative"),
     (spec(operation="block.store", store_oob_default=True), "store_oob_default"),
     (spec(dtype="int128"), "dtype"),
+    (reduce_spec(algorithm="raking_commutative_only", op="first"), "reduce_commutative"),
+    (reduce_spec(dtype="float32", op="matmul"), "reduce_integer_operator"),
+    (reduce_spec(op="prod"), "reduce_operator"),
+    (reduce_spec(ipt=5, algorithm="warp_reductions_nondeterministic"), "reduce_algorithm"),
 ])
 def test_compile_refuses_bad_statics_with_their_rule(adapter, bad, rule):
     assert adapter.unsupported_reason(bad) is None  # a rejection case must reach compile
@@ -80,6 +92,19 @@ def test_the_exchange_and_shuffle_kernels_key_by_their_scratch(adapter):
     assert adapter.kernel_key(exchange((64,), "on")) == adapter.kernel_key(exchange((16, 8), "on")) \
         == (symbol, 32 * 2 * 4)
     assert adapter.kernel_key(exchange((64,), "off")) != adapter.kernel_key(exchange((16, 8), "off"))
+
+
+def test_a_reduction_keys_by_its_scratch_of_one_item_a_thread(adapter):
+    symbol = "coop_block_reduce__int16__ipt7__warp_reductions__matmul"
+    keys = {adapter.kernel_key(reduce_spec("int16", block, 7, "warp_reductions", "matmul"))
+            for block in [(65,), (13, 5), (100,)]}
+    assert keys == {(symbol, 65 * 2), (symbol, 100 * 2)}
+
+
+def test_compile_looks_a_reduction_up_with_its_scratch(adapter):
+    compiled = adapter.compile(reduce_spec("float16", (8, 4, 2), 16, "raking_commutative_only", "max"), arch="sm_90")
+    assert compiled.symbol == "coop_block_reduce__float16__ipt16__raking_commutative_only__max"
+    assert compiled.dynamic_shared_bytes == 64 * 2
 
 
 def test_every_block_shape_shares_one_kernel_key(adapter):
@@ -159,6 +184,23 @@ def test_shuffle_arguments_make_room_for_the_block_items():
     args = _launch_args("k", s, batch)
     assert [type(a) for a in args] == [In, In, In, Out]
     assert args[3] == Out(4 * (2 * s.tile + 7), "float16")
+
+
+def test_reduce_arguments_follow_the_abi_with_dst_two_items_a_thread():
+    s = reduce_spec("uint8", (13, 5), 3, "raking", "first")
+    n = 4
+    batch = coopcheck.ReduceBatch(np.zeros(n * s.tile, "uint8"), np.ones(n, np.int32), np.ones(n, "uint8"), s.tile)
+    args = _launch_args("k", s, batch)
+    assert [type(a) for a in args] == [In, In, In, Out]
+    assert args[0].array is batch.items and args[1].array is batch.valid and args[2].array is batch.sentinel
+    assert args[3] == Out(n * 2 * 65, "uint8")
+
+
+def test_a_sentinel_of_another_dtype_is_refused():
+    s = reduce_spec("float16")
+    batch = coopcheck.ReduceBatch(np.zeros(s.tile, "float16"), np.ones(1, np.int32), np.ones(1, "uint16"), s.tile)
+    with pytest.raises(LoaderError, match="k: argument sentinel is uint16, the kernel takes float16"):
+        _launch_args("k", s, batch)
 
 
 def test_a_ranks_argument_of_the_wrong_element_type_is_refused():
