@@ -174,7 +174,7 @@ def _scan(algorithm: str, op: str = "sum", mode: str = "inclusive", seed: str = 
 
 
 def _scan_batch(spec: coopcheck.KernelSpec, n: int = 2) -> coopcheck.ScanBatch:
-    tiles = 3 if spec.static("seed") == "prefix" else 1
+    tiles = coopcheck.scan.tiles(spec)
     return coopcheck.ScanBatch(items=np.zeros(n * tiles * spec.tile, spec.dtype), initial=np.zeros(n, spec.dtype),
                                tile=spec.tile, tiles=tiles)
 

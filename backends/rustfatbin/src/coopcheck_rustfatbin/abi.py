@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import coopcheck
 from coopcheck import InvalidParameter, KernelSpec, exchange, kernel_symbol, load_store, reduce, shuffle
-from coopcheck.families import check_spec
+from coopcheck.families import check_spec, family_of
 
 #: items_per_thread values the crate exports Load/Store kernels for.
 ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8, 16)
@@ -122,10 +122,5 @@ def dynamic_shared_bytes(spec: KernelSpec) -> int:
 
 def out_length(spec: KernelSpec) -> int:
     """Elements of ``dst`` per block that a kernel writes (Store's ``dst`` is the batch's own, in and out)."""
-    if spec.operation in exchange.OPERATIONS:
-        return exchange.out_length(spec)
-    if spec.operation in shuffle.OPERATIONS:
-        return shuffle.out_length(spec)
-    if spec.operation in reduce.OPERATIONS:
-        return reduce.out_length(spec)
-    return spec.tile
+    family = family_of(spec)
+    return family.out_length(spec) if family is not load_store else spec.tile
