@@ -242,7 +242,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         one = len(journals) == 1
         raise Interrupted(f"interrupted: {', '.join(map(str, journals))} {'keeps' if one else 'keep'} what "
                           f"{'it' if one else 'they'} recorded; continue with --resume {journal}") from None
-    outcome = read_outcome(ledger, journals)
+    outcome = read_outcome(ledger, journals, whole_run=config.only_ids is None)
     counts, not_accepted = summarize(outcome.finals)
     print(f"lane {config.lane}, profile {config.profile}, journal(s) {', '.join(map(str, journals))}")
     for (contract, backend, status), n in sorted(counts.items()):

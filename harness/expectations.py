@@ -11,6 +11,7 @@ case of a run they apply to are errors, listed together.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
 from fnmatch import fnmatchcase
@@ -28,6 +29,8 @@ EXPECTABLE = (EARNED - {Status.PASS}) | {Status.FLAKE}
 FLAKY = EARNED - {Status.PASS, Status.NOT_SUPPORTED}
 TAG_KEYS = ("backend", "lane", "arch", "toolkit")
 FIELDS = {"cases", "status", "tags", "bug", "expires", "reason"}
+#: A parameter key a pattern names: ``key=`` at the start of the parameters or after a separator or wildcard.
+_NAMED_KEY = re.compile(r"(?:^|[,*?\]])([a-z][a-z0-9_]*)=")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,15 @@ class Expectation:
     bug: str
     expires: dt.date
     reason: str
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """The parameter keys the pattern names: it can match no case of a contract that lacks one of them."""
+        return frozenset(_NAMED_KEY.findall(self.cases.split("/", 2)[-1]))
+
+
+def _keys(case_id: str) -> set[str]:
+    return {param.partition("=")[0] for param in case_id.rsplit("/", 1)[-1].split(",")}
 
 
 _RECORD_FIELDS = tuple(f.name for f in fields(CaseRecord))
@@ -111,6 +123,9 @@ class Ledger:
     applicable: set[str] = field(default_factory=set)  # entries that apply to a contract, backend and run seen
     _by_head: dict[tuple[str, str], list[Expectation]] = field(default_factory=dict, init=False, repr=False,
                                                                compare=False)
+    #: Per contract and backend, its entries not yet seen to apply: each waits for an id holding every key it names.
+    _pending: dict[tuple[str, str], list[Expectation]] = field(default_factory=dict, init=False, repr=False,
+                                                               compare=False)
 
     def under(self, env: dict[str, str]) -> Ledger:
         return Ledger(self.expectations, env, self.today, self.matched, self.applicable)
@@ -132,12 +147,19 @@ class Ledger:
                 exp for exp in self.expectations
                 if all(fnmatchcase(tags.get(k, ""), v) for k, v in exp.tags.items())
                 and fnmatchcase(contract, exp.cases.split("/", 1)[0])]
-            self.applicable.update(exp.where for exp in self._by_head[contract, backend])
+            self._pending[contract, backend] = list(self._by_head[contract, backend])
         return self._by_head[contract, backend]
 
     def _matching(self, case_id: str) -> list[Expectation]:
         """The entries whose tags and pattern match ``case_id``, in file order (each remembered)."""
-        found = [exp for exp in self._tagged(*caseid.head(case_id)) if fnmatchcase(case_id, exp.cases)]
+        head = caseid.head(case_id)
+        tagged = self._tagged(*head)
+        if self._pending[head]:  # a Scan id has no valid=: an entry naming valid_items applies to Load, not to Scan
+            keys = _keys(case_id)
+            applies = [exp for exp in self._pending[head] if exp.keys <= keys]
+            self.applicable.update(exp.where for exp in applies)
+            self._pending[head] = [exp for exp in self._pending[head] if exp not in applies]
+        found = [exp for exp in tagged if fnmatchcase(case_id, exp.cases)]
         for exp in found:
             self.matched[exp.where] += 1
         return found
@@ -163,11 +185,14 @@ class Ledger:
                            detail=f"expected {exp.status} ({exp.bug}), but passed")
         return replace(verdict, detail=_noted(record.detail, f"expected {exp.status} per {exp.bug}"))
 
-    def problems(self) -> list[str]:
-        """Expired entries, and live entries that apply to a run seen but matched none of its cases."""
+    def problems(self, whole_run: bool = True) -> list[str]:
+        """Expired entries, and live entries that apply to a run seen but matched none of its cases; only a run of
+        whole profiles can show an entry stale, not one of chosen ids (a re-run, a bisect step)."""
         out = [f"{e.where}: expired on {e.expires} ({e.bug}): {e.cases}" for e in self.expectations
                if not self.live(e)]
-        out += [f"{e.where}: matched no case of this run: {e.cases}" for e in self.expectations if self.unmatched(e)]
+        if whole_run:
+            out += [f"{e.where}: matched no case of this run: {e.cases}" for e in self.expectations
+                    if self.unmatched(e)]
         return out
 
 

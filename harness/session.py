@@ -521,7 +521,7 @@ class RunOutcome:
     phases: dict[str, dict[str, float]]
 
 
-def read_outcome(ledger: Ledger, journals: list[Path]) -> RunOutcome:
+def read_outcome(ledger: Ledger, journals: list[Path], whole_run: bool = True) -> RunOutcome:
     ends: list[EndRecord] = []
     records: dict[str, CaseRecord] = {}
     for journal in journals:
@@ -531,4 +531,4 @@ def read_outcome(ledger: Ledger, journals: list[Path]) -> RunOutcome:
             elif isinstance(record, EndRecord):
                 ends.append(record)
     finals = {cid: ledger.resolve(record) for cid, record in records.items()}
-    return RunOutcome(finals, ledger.problems(), phase_totals(ends))
+    return RunOutcome(finals, ledger.problems(whole_run), phase_totals(ends))

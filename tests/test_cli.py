@@ -98,6 +98,26 @@ def test_a_run_waives_with_live_expectations_only(small_contracts: Path, tmp_pat
     assert err.count("expired on 2026-01-01") == 2
 
 
+@pytest.mark.usefixtures("model_backend")
+def test_a_run_of_chosen_ids_passes_beside_an_entry_it_leaves_out(small_contracts: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A re-run of a few ids (``harness diff --rerun``, a bisect step) with the shipped expectations: an entry naming
+    cases it did not choose is not stale there, so the re-run's exit status says whether its own cases passed."""
+    common = ["run", "--lane", "simulator", "--backend", "model", "--contracts", str(small_contracts),
+              "--profile", "smoke", "--no-isolate"]
+    assert main([*common, "--journal", str(tmp_path / "all.jsonl")]) == 0
+    store = sorted(cid for cid in final_cases(read_journal(tmp_path / "all.jsonl"))
+                   if cid.startswith("block.store") and ",alg=direct," in cid)
+    (small_contracts / "expectations.toml").write_text(
+        'schema = 1\n[[expect]]\ncases = "block.store/model/*,alg=striped,*"\nstatus = "Fail"\nbug = "https://bugs.example/9"\n'
+        'expires = 2099-01-01\nreason = "names only cases the re-run leaves out"\n')
+    (tmp_path / "ids.txt").write_text("\n".join(store[:3]) + "\n")
+    capsys.readouterr()
+    assert main([*common, "--ids-file", str(tmp_path / "ids.txt"), "--journal", str(tmp_path / "some.jsonl")]) == 0
+    out, err = capsys.readouterr()
+    assert "3 of 3 cases accepted" in out and "matched no case" not in err
+
+
 def _commands() -> dict[str, argparse.ArgumentParser]:
     """The subcommand parsers of ``python -m harness``, by name."""
     action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))

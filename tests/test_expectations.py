@@ -123,3 +123,28 @@ def test_an_expired_entry_waives_nothing(tmp_path: Path) -> None:
     assert (failed.status, failed.accepted) == (Status.FAIL, False)
     assert ledger.resolve(CaseRecord(CASE, Status.PASS, "gpu")).status is Status.PASS
     assert [p for p in ledger.problems() if "expired on 2026-01-01" in p]
+
+
+def test_an_entry_naming_an_axis_a_contract_lacks_does_not_apply_to_it(tmp_path: Path) -> None:
+    """``block.*/cccl/dtype=float16,*,valid=*`` names every contract with valid_items: a run over Block Scan
+    alone (no valid axis) reads the shipped file without calling the entry stale; a Load case still can."""
+    path = tmp_path / "expectations.toml"
+    path.write_text("schema = 1\n" + ENTRY.format(status="NotSupported", expires="2099-01-01").replace(
+        "block.load/cutlass/*alg=transpose*", "block.*/cutlass/dtype=float16,*,valid=*"))
+    ledger = Ledger(load_expectations(path), {"lane": "gpu", "arch": "sm_90", "toolkit": ""})
+    scan = "block.scan/cutlass/dtype=float16,block=32,ipt=1,alg=raking,op=sum,mode=inclusive,seed=none,init=none"
+    assert ledger.resolve(CaseRecord(scan, Status.PASS, "gpu")).status is Status.PASS
+    assert ledger.problems() == []
+    ledger.resolve(CaseRecord(CASE, Status.PASS, "gpu"))  # a Load case of int32: the entry applies, unmatched
+    assert [p for p in ledger.problems() if "matched no case" in p]
+
+
+def test_a_run_of_chosen_ids_calls_no_entry_stale(tmp_path: Path) -> None:
+    """An --ids-file run (a re-run, a bisect step) runs a subset by design: what it leaves out may be what an entry
+    names, so only the run of a whole profile judges an entry stale; an expired one is an error in both."""
+    ledger = _ledger(tmp_path)
+    ledger.resolve(CaseRecord(CASE.replace("transpose", "direct"), Status.PASS, "gpu"))
+    assert ledger.problems(whole_run=False) == []
+    assert [p for p in ledger.problems() if "matched no case" in p]
+    expired = _ledger(tmp_path, expires="2026-01-01", today=dt.date(2026, 11, 29))
+    assert [p for p in expired.problems(whole_run=False) if "expired on 2026-01-01" in p]
