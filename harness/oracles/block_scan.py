@@ -26,7 +26,7 @@ from coopcheck.scan import MODES, OPERATORS, SEEDS, ScanBatch, check_spec, out_l
 from coopcheck.vocabulary import WARP_SIZE
 
 from harness.cases import Case
-from harness.oracles.judging import Bools, Ints, Judging, Prediction, axes_lacking, matches, thread_ranks
+from harness.oracles.judging import Bools, Ints, Judging, Prediction, axes_lacking, canonical, matches, thread_ranks
 from harness.oracles.launch import Launch as Launch
 from harness.oracles.launch import Verdict as Verdict
 from harness.oracles.launch import block_order
@@ -443,6 +443,10 @@ def explain(spec: coopcheck.KernelSpec, snap: ScanBatch, got: np.ndarray, wrong:
         for name in _hypotheses(spec):
             want, _, _ = _judge(spec, sub, got[at], name)
             yield name, want, np.ones(want.shape, dtype=bool), None
+        if is_float(spec):  # every item and seed value through an arithmetic move (x + 0)
+            moved = ScanBatch(canonical(sub.items), canonical(sub.initial), snap.tile, snap.tiles)
+            want, _, _ = _judge(spec, moved, got[at])
+            yield "floats-canonicalized", want, np.ones(want.shape, dtype=bool), None
         if len(spec.block) > 1:  # the tile taken in a y-major rank order, the results put back in that order
             n, n_tiles = len(at), tiles(spec)
             order = primitive_order(spec)

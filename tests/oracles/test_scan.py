@@ -18,7 +18,8 @@ from coopcheck.vocabulary import WARP_SIZE
 from harness.cases import kernel_points, point_cases
 from harness.contracts import Contract, load_contracts
 from harness.oracles import block_scan as oracle
-from harness.oracles.operands import matmul
+from harness.oracles.judging import canonical
+from harness.oracles.operands import is_float, matmul
 
 Operator = Callable[[Any, Any], Any]
 
@@ -139,6 +140,13 @@ def _y_major(spec: coopcheck.KernelSpec, batch: ScanBatch) -> np.ndarray | None:
     return out.reshape(-1)
 
 
+def _canonicalized(spec: coopcheck.KernelSpec, batch: ScanBatch) -> np.ndarray:
+    """Every item and seed value through an arithmetic move (x + 0): -0.0 becomes +0.0, NaN payloads quieten."""
+    moved = dataclasses.replace(batch, items=canonical(np.asarray(batch.items)),
+                                initial=canonical(np.asarray(batch.initial)))
+    return sequential(spec, moved)
+
+
 def _when(check: Callable[[coopcheck.KernelSpec], bool], implementation: Implementation) -> Implementation:
     return lambda spec, batch: implementation(spec, batch) if check(spec) else None
 
@@ -158,6 +166,8 @@ WRONG = [
                                   lambda s, b: sequential(s, b, aggregate_seeded=True)),
      0.25, "aggregate-with-seed", 0.9),
     ("rank-y-major", _y_major, 0.9, "rank-y-major", 0.9),
+    ("floats-canonicalized", _when(lambda s: is_float(s) and s.static("op") != "sum", _canonicalized),
+     1.0, "floats-canonicalized", 0.9),
 ]
 
 
