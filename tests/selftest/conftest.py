@@ -13,10 +13,11 @@ from .exchange_mutants import EXCHANGE
 from .mutants import BOTH
 from .reduce_mutants import REDUCE
 from .runs import Plan, plan
+from .scan_model import SCAN
 from .shuffle_mutants import SHUFFLE
 
 #: The contracts the self-test has a reference model of.
-MODELLED = BOTH + EXCHANGE + SHUFFLE + REDUCE
+MODELLED = BOTH + EXCHANGE + SHUFFLE + REDUCE + SCAN
 
 
 @pytest.fixture(scope="session")

@@ -47,6 +47,21 @@ def _matmul(a: Array, b: Array) -> Array:
     return out.astype(unsigned).view(a.dtype)
 
 
+def apply_operator(op: str, a: Array, b: Array) -> Array:
+    """sum, min, max or matmul of (a, b) lane by lane, as a thread computes it in the dtype: integers wrap, float
+    min and max are CUDA's fmin and fmax."""
+    if op == "sum":
+        with np.errstate(over="ignore", invalid="ignore"):  # integers wrap; a mutant may add invalid items
+            return a + b
+    if op == "matmul":
+        return _matmul(a, b)
+    extreme = np.where(a < b, a, b) if op == "min" else np.where(a < b, b, a)
+    if a.dtype.kind == "f":
+        # As CUDA's fminf / fmaxf, a NaN operand is ignored, a signalling one too (np.fmin / np.fmax keep it).
+        return np.where(np.isnan(a), b, np.where(np.isnan(b), a, extreme))
+    return extreme
+
+
 class ReduceModel(ThreadSteps):
     """A correct backend of the Reduce family: the kernel of ``coopcheck.reduce``'s ABI, in lock-step lanes.
 
@@ -81,21 +96,11 @@ class ReduceModel(ThreadSteps):
 
     def operator(self, call: Call, lanes: Array, a: Array, b: Array) -> Array:
         """The operator applied in ``lanes`` to (a, b); first records an operand equal to the sentinel."""
-        if call.op == "sum":
-            with np.errstate(over="ignore", invalid="ignore"):  # integers wrap; a mutant may add invalid items
-                return a + b
-        if call.op in ("min", "max"):
-            extreme = np.where(a < b, a, b) if call.op == "min" else np.where(a < b, b, a)
-            if a.dtype.kind == "f":
-                # As CUDA's fminf / fmaxf, a NaN operand is ignored, a signalling one too (np.fmin / np.fmax keep it).
-                return np.where(np.isnan(a), b, np.where(np.isnan(b), a, extreme))
-            return extreme
-        if call.op == "matmul":
-            return _matmul(a, b)
-        if call.op == RECORDING:
-            unsigned = f"uint{a.dtype.itemsize * 8}"
-            mark = call.sentinel[lanes].view(unsigned)
-            call.seen[lanes] |= (a.view(unsigned) == mark) | (b.view(unsigned) == mark)
+        if call.op != RECORDING:
+            return apply_operator(call.op, a, b)
+        unsigned = f"uint{a.dtype.itemsize * 8}"
+        mark = call.sentinel[lanes].view(unsigned)
+        call.seen[lanes] |= (a.view(unsigned) == mark) | (b.view(unsigned) == mark)
         return np.where(a == 0, b, a)
 
     def combine(self, call: Call, lanes: Array, a: Array, b: Array) -> Array:

@@ -11,11 +11,13 @@ from .mutants import BOTH
 from .reduce_model import ReduceModel
 from .reduce_mutants import REDUCE
 from .runs import Model, Plan, failures
+from .scan_model import SCAN, ScanModel
 from .shuffle_model import ShuffleModel
 from .shuffle_mutants import SHUFFLE
 
 MODELS: dict[str, type[Model]] = {**dict.fromkeys(BOTH, ReferenceModel), **dict.fromkeys(EXCHANGE, ExchangeModel),
-                                  **dict.fromkeys(SHUFFLE, ShuffleModel), **dict.fromkeys(REDUCE, ReduceModel)}
+                                  **dict.fromkeys(SHUFFLE, ShuffleModel), **dict.fromkeys(REDUCE, ReduceModel),
+                                  **dict.fromkeys(SCAN, ScanModel)}
 
 
 @pytest.mark.parametrize("contract_id", list(MODELS))
