@@ -91,6 +91,19 @@ class InputOverwritten:
         return out
 
 
+def wrong_identity(op: str, dtype: np.dtype[Any]) -> np.generic:
+    """The identity an implementation with a wrong one takes: min the dtype's lowest value, max its highest (each
+    the other's identity), matmul the zero matrix, any other operator 1."""
+    low = op == "min"
+    if op not in ("min", "max"):
+        value: np.generic = dtype.type(0 if op == "matmul" else 1)
+    elif dtype.kind == "f":
+        value = dtype.type(-np.inf if low else np.inf)
+    else:
+        value = dtype.type(np.iinfo(dtype).min if low else np.iinfo(dtype).max)
+    return value
+
+
 def family_mutant(deviation: type, base: M, prefix: str = "") -> M:
     """The mutant ``base`` (a family's mutant base) with ``deviation`` mixed in, of the deviation's class name
     and docstring; its pytest id is the deviation's, prefixed with ``prefix`` (the family's)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import deviations
-from .deviations import MutantTraits, common_mutants
+from .deviations import MutantTraits, common_mutants, wrong_identity
 from .model import Array, Scratch
 from .reduce_model import Call, ReduceModel
 
@@ -33,15 +33,8 @@ class WrongIdentity(ReduceMutant):
     rules = ("valid-prefix",)
 
     def prepare(self, call: Call, items: Array) -> tuple[Array, Array]:
-        dtype = items.dtype
-        if call.op in ("min", "max"):
-            low = call.op == "min"
-            pad = dtype.type(-np.inf if low else np.inf) if dtype.kind == "f" else \
-                dtype.type(np.iinfo(dtype).min if low else np.iinfo(dtype).max)
-        else:
-            pad = dtype.type(0 if call.op == "matmul" else 1)
         valid = self.item_valid(call)
-        return np.where(valid, items, pad), np.ones(valid.shape, dtype=bool)
+        return np.where(valid, items, wrong_identity(call.op, items.dtype)), np.ones(valid.shape, dtype=bool)
 
 
 class InvalidApplied(ReduceMutant):

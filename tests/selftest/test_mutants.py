@@ -23,6 +23,7 @@ from .exchange_mutants import EXCHANGE_MUTANTS, ExchangeMutant
 from .mutants import MUTANTS, Mutant
 from .reduce_mutants import REDUCE_MUTANTS, ReduceMutant
 from .runs import Failure, Plan, failures, outline
+from .scan_mutants import SCAN_MUTANTS, ScanMutant
 from .shuffle_mutants import SHUFFLE_MUTANTS, ShuffleMutant
 
 PINNED = Path(__file__).with_name("verdicts.json")
@@ -36,11 +37,11 @@ def pinned_form(found: list[Failure]) -> dict[str, object]:
     return {"failing": len(found), "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest()}
 
 
-ALL_MUTANTS = (*MUTANTS, *EXCHANGE_MUTANTS, *SHUFFLE_MUTANTS, *REDUCE_MUTANTS)
+ALL_MUTANTS = (*MUTANTS, *EXCHANGE_MUTANTS, *SHUFFLE_MUTANTS, *REDUCE_MUTANTS, *SCAN_MUTANTS)
 
 
 @pytest.mark.parametrize("mutant", [pytest.param(m, id=m.name) for m in ALL_MUTANTS])
-def test_mutant_is_caught(mutant: type[Mutant | ExchangeMutant | ShuffleMutant | ReduceMutant],
+def test_mutant_is_caught(mutant: type[Mutant | ExchangeMutant | ShuffleMutant | ReduceMutant | ScanMutant],
                           pr_plans: dict[str, Plan], record_property: Callable[[str, object], None]) -> None:
     found = {cid: failures(mutant(), pr_plans[cid]) for cid in mutant.family}
     missed = [cid for cid in mutant.targets if not found[cid]]
