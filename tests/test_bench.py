@@ -10,7 +10,7 @@ import pytest
 
 from harness.bench import SIMULATOR_ENV
 from harness.cli import main
-from tests.support.model_backend import FAULT_ENV
+from tests.support.model_backend import FAULT_ENV, UNSUPPORTED_CASE_ENV, UNSUPPORTED_ENV
 
 
 @pytest.fixture(autouse=True)
@@ -56,3 +56,16 @@ def test_without_a_backend_that_can_launch_it_names_the_others(capsys: pytest.Ca
     monkeypatch.setattr(registry, "_active", {})
     assert main(["bench"]) == 2
     assert "no installed backend can launch here" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_only_cases_the_backend_runs_are_checks(small_contracts: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A declared NotSupported costs no launch: counted as a check it would inflate checks/s (cuda.coop declines
+    most partial tiles), so the groups a backend does not build and the cases it declines are left out."""
+    full = _bench(small_contracts, tmp_path / "full.json")["results"][0]["checks"]
+    monkeypatch.setenv(UNSUPPORTED_ENV, "direct")
+    monkeypatch.setenv(UNSUPPORTED_CASE_ENV, "offset=1")
+    doc = _bench(small_contracts, tmp_path / "bench.json")
+    assert all(m["not_passed"] == 0 for m in doc["results"])
+    assert 0 < doc["results"][0]["checks"] < full
