@@ -20,7 +20,8 @@ FAMILY_FREE = ["engine.py", "journal.py", "expectations.py", "plugin.py", "sanit
 #: What naming a family looks like: its operations, its kernel ABI, its oracle module.
 FORBIDDEN = ("block.load", "block.store", "LoadBatch", "StoreBatch", "block_load_store", "is_load",
              "block.exchange", "ExchangeBatch", "block_exchange", "block.shuffle", "ShuffleBatch", "block_shuffle",
-             "block.reduce", "ReduceBatch", "block_reduce", "block.scan", "ScanBatch", "block_scan")
+             "block.reduce", "ReduceBatch", "block_reduce", "block.scan", "ScanBatch", "block_scan",
+             "warp.reduce", "WarpReduceBatch", "warp_reduce")
 
 
 def _sources() -> list[Path]:

@@ -17,7 +17,7 @@ EXCHANGE = contracts_dir() / "block_exchange.toml"
 def test_shipped_contracts_load() -> None:
     contracts = {c.id: c for c in load_contracts()}
     assert set(contracts) == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce",
-                              "block.scan"}
+                              "block.scan", "warp.reduce"}
     assert contracts["block.load"].case_axes == ("valid", "oob", "offset")
     assert "oob" not in contracts["block.store"].axes
     assert contracts["block.exchange"].variant_axes == ("slicing", "output")
@@ -28,6 +28,8 @@ def test_shipped_contracts_load() -> None:
     assert contracts["block.reduce"].variant_axes == ("op",) and contracts["block.reduce"].case_axes == ("valid",)
     assert contracts["block.scan"].variant_axes == ("op", "mode", "seed") and contracts["block.scan"].case_axes == (
         "init",)
+    assert contracts["warp.reduce"].variant_axes == ("width", "op", "mode") and contracts["warp.reduce"].case_axes == (
+        "lanes",)
 
 
 def _mutated(tmp_path: Path, old: str, new: str) -> Path:

@@ -10,16 +10,20 @@ function of a block's key and the element's index only (:func:`random_bits`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import coopcheck
 import numpy as np
 
+from harness.cases import Case
+from harness.oracles.launch import Launch, block_order
 from harness.oracles.values import mix
 
 #: Salts of the streams of random bits a launch draws per block (items, their shape, the invalid slots' fill, the
-#: sentinel, a scan's initial value): streams of one block never coincide.
-SALT = {"items": 0x11, "invalid": 0x22, "sentinel": 0x33, "shape": 0x44, "initial": 0x55}
+#: sentinel, a scan's initial value, a warp's segment flags): streams of one block never coincide.
+SALT = {"items": 0x11, "invalid": 0x22, "sentinel": 0x33, "shape": 0x44, "initial": 0x55, "flags": 0x66}
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -39,6 +43,39 @@ def pattern_names(spec: coopcheck.KernelSpec) -> tuple[str, ...]:
     if op in ("min", "max"):
         return ("finite", "zeros", "nan") if is_float(spec) else ("random", "positive", "negative")
     return ("random", "sparse")
+
+
+@dataclass(frozen=True)
+class PatternBlocks:
+    """A launch's blocks, one per (case, pattern) in the launch's order, each with its key and items drawn."""
+
+    seed: int  # the block-order seed
+    case_of_block: np.ndarray
+    pattern_of_block: np.ndarray
+    names: tuple[str, ...]
+    keys: np.ndarray  # uint64 a block: what every value of the block is drawn from
+    items: np.ndarray  # (blocks, length): each block's items in its pattern
+
+    def launch(self, spec: coopcheck.KernelSpec, cases: Sequence[Case], batch: Any) -> Launch:
+        return Launch(spec, tuple(cases), batch, self.case_of_block, self.pattern_of_block, self.names, self.seed)
+
+
+def pattern_blocks(spec: coopcheck.KernelSpec, cases: Sequence[Case], global_seed: int, length: int
+                   ) -> PatternBlocks:
+    """One block per case and pattern of ``spec`` (:func:`pattern_names`), in a shuffled order, with ``length``
+    items each: every value is drawn from its case's seed and pattern, never from the launch."""
+    names = pattern_names(spec)
+    seed, order = block_order(global_seed, cases, len(names))
+    case_of_block, pattern_of_block = order // len(names), order % len(names)
+    seeds = np.array([c.seed(global_seed) for c in cases], dtype=np.uint64)[case_of_block]
+    with np.errstate(over="ignore"):
+        keys = mix(seeds * np.uint64(8) + pattern_of_block.astype(np.uint64))
+    items = np.empty((len(order), length), dtype=np.dtype(spec.dtype))
+    r, r2 = random_bits(keys, length, "items"), random_bits(keys, length, "shape")
+    for p, name in enumerate(names):
+        rows = pattern_of_block == p
+        items[rows] = pattern_values(spec, name, r[rows], r2[rows])
+    return PatternBlocks(seed, case_of_block, pattern_of_block, names, keys, items)
 
 
 def random_bits(keys: np.ndarray, n: int, salt: str) -> np.ndarray:

@@ -12,6 +12,7 @@ import pytest
 from harness.cases import point_cases
 from harness.contracts import load_contracts
 from harness.oracles import block_reduce as oracle
+from harness.oracles import folds
 
 REDUCE = {c.id: c for c in load_contracts()}["block.reduce"]
 
@@ -50,7 +51,7 @@ def _wrong(spec: coopcheck.KernelSpec, items: list[float], valid: int, result: f
 def test_each_operator_reduces_the_valid_prefix_in_order(op: str, dtype: str, items: list[int], valid: int,
                                                          want: int) -> None:
     spec = _spec(op, dtype)
-    assert oracle.reference(spec, np.array([items], dtype=dtype), np.array([valid]))[0] == np.dtype(dtype).type(want)
+    assert folds.reference(spec, np.array([items], dtype=dtype), np.array([valid]))[0] == np.dtype(dtype).type(want)
     assert not any(_wrong(spec, items, valid, want))
     assert _wrong(spec, items, valid, want + 1)[0]
 
@@ -58,8 +59,8 @@ def test_each_operator_reduces_the_valid_prefix_in_order(op: str, dtype: str, it
 def test_matmul_is_not_commutative_and_its_order_is_the_tile_order() -> None:
     a, b = 1 | 1 << 2 | 1 << 6, 1 | 1 << 4 | 1 << 6
     spec = _spec("matmul", "uint8")
-    forward = oracle.reference(spec, np.array([[a, b, 0, 0]], np.uint8), np.array([2]))[0]
-    backward = oracle.reference(spec, np.array([[b, a, 0, 0]], np.uint8), np.array([2]))[0]
+    forward = folds.reference(spec, np.array([[a, b, 0, 0]], np.uint8), np.array([2]))[0]
+    backward = folds.reference(spec, np.array([[b, a, 0, 0]], np.uint8), np.array([2]))[0]
     assert forward != backward
 
 
@@ -84,7 +85,7 @@ def test_a_signalling_nan_is_ignored_like_a_quiet_one(op: str, dtype: str) -> No
     want = 5.0 if op == "max" else -7.0
     batch = coopcheck.ReduceBatch(items[0], np.array([7], np.int32), np.ones(1, dtype=dtype), spec.tile)
     out = np.zeros(oracle.out_length(spec), dtype=dtype)
-    assert oracle.reference(spec, items, np.array([7]))[0] == want
+    assert folds.reference(spec, items, np.array([7]))[0] == want
     for result, wrong in ((want, False), (-0.5, True)):  # -0.5: what folding with np.fmax / np.fmin gives
         out[0] = result
         assert oracle.compare(spec, batch, out)[2][0][0] == wrong
@@ -104,7 +105,7 @@ def test_float_min_and_max_ignore_nans_and_keep_the_sign_of_zero() -> None:
 def test_a_float_sum_is_judged_within_its_bound_and_exactly_when_every_order_is_exact() -> None:
     spec = _spec("sum", "float32")
     items = [0.1, 0.2, 0.3, 0.4]
-    bound, exact = oracle.sum_bound(spec, np.array([items], np.float32), np.array([4]))
+    bound, exact = folds.sum_bound(spec, np.array([items], np.float32), np.array([4]))
     assert not exact[0] and 0 < bound[0] < 1e-6
     total = float(np.float64(np.array(items, np.float32).astype(np.float64).sum()))
     assert not _wrong(spec, items, 4, total)[0]

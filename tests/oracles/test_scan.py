@@ -5,8 +5,6 @@ implementation made from it."""
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 import coopcheck
@@ -19,30 +17,9 @@ from harness.cases import kernel_points, point_cases
 from harness.contracts import Contract, load_contracts
 from harness.oracles import block_scan as oracle
 from harness.oracles.judging import canonical
-from harness.oracles.operands import is_float, matmul
-
-Operator = Callable[[Any, Any], Any]
-
-
-def _operator(spec: coopcheck.KernelSpec) -> Operator:
-    """The contract's operator on two items, as a thread applies it (the result rounded to the dtype)."""
-    op, dtype = spec.static("op"), np.dtype(spec.dtype)
-    unsigned = np.dtype(f"uint{dtype.itemsize * 8}")
-
-    def apply(a: Any, b: Any) -> Any:
-        a, b = dtype.type(a), dtype.type(b)
-        if op == "sum":
-            with np.errstate(over="ignore", invalid="ignore"):
-                return dtype.type(a + b)
-        if op == "matmul":
-            raw = matmul(np.array([a]).view(unsigned).astype(np.uint64),
-                         np.array([b]).view(unsigned).astype(np.uint64), dtype.itemsize * 2)
-            return raw.astype(unsigned).view(dtype)[0]
-        if dtype.kind == "f" and (np.isnan(a) or np.isnan(b)):  # fmin / fmax
-            return b if np.isnan(a) else a
-        return (a if a <= b else b) if op == "min" else (a if a >= b else b)
-
-    return apply
+from harness.oracles.operands import is_float
+from tests.support.operators import Operator, scalar_operator
+from tests.support.oracle_runs import Implementation, assert_caught_and_named, pr_verdicts, when
 
 
 def sequential(spec: coopcheck.KernelSpec, batch: ScanBatch, *, mode: str | None = None, callers: Any = None,
@@ -51,7 +28,7 @@ def sequential(spec: coopcheck.KernelSpec, batch: ScanBatch, *, mode: str | None
     """``dst`` of the Scan ABI, one item at a time; the keywords make the known wrong implementations: the other
     mode, the callback called by ``callers`` (default: the whole first warp), operands swapped, the running prefix
     not carried, the seed not applied, the aggregate taken with the seed."""
-    forward = _operator(spec)
+    forward = scalar_operator(spec)
     op: Operator = (lambda a, b: forward(b, a)) if swapped else forward
     mode, seed = mode or spec.static("mode"), spec.static("seed")
     n, n_tiles, tile, threads = batch.n_blocks, tiles(spec), spec.tile, spec.threads
@@ -91,35 +68,14 @@ def contract() -> Contract:
     return next(c for c in load_contracts() if c.operation == "block.scan")
 
 
-Implementation = Callable[[coopcheck.KernelSpec, ScanBatch], np.ndarray | None]
-
-
-def _verdicts(contract: Contract, implementation: Implementation) -> tuple[int, int, Counter[str]]:
-    """(cases judged, failing, diagnoses named) of ``implementation`` over the pr kernel points it takes."""
-    judged = failing = 0
-    named: Counter[str] = Counter()
-    for point in kernel_points(contract, "pr"):
-        cases = point_cases(contract, "reference", point)
-        launch = oracle.build(cases[0].spec, cases, 11)
-        before = oracle.snapshot(launch.batch)
-        out = implementation(launch.spec, launch.batch)
-        if out is None:
-            continue
-        for verdict in oracle.judge(launch, before, out):
-            judged += 1
-            failing += not verdict.passed
-            named.update(verdict.diagnoses)
-    return judged, failing, named
-
-
 def test_the_sequential_reference_passes_on_every_pr_point(contract: Contract) -> None:
-    judged, failing, _ = _verdicts(contract, sequential)
+    judged, failing, _ = pr_verdicts(contract, sequential)
     assert judged == 99 and failing == 0
 
 
 def test_only_thread_0_need_call_the_prefix_callback(contract: Contract) -> None:
     """CUB's raking calls it in its raking threads only (22 of 65), its warp_scans in the whole first warp."""
-    assert _verdicts(contract, lambda s, b: sequential(s, b, callers=[0]))[1] == 0
+    assert pr_verdicts(contract, lambda s, b: sequential(s, b, callers=[0]))[1] == 0
 
 
 def _other_mode(spec: coopcheck.KernelSpec, batch: ScanBatch) -> np.ndarray:
@@ -147,26 +103,22 @@ def _canonicalized(spec: coopcheck.KernelSpec, batch: ScanBatch) -> np.ndarray:
     return sequential(spec, moved)
 
 
-def _when(check: Callable[[coopcheck.KernelSpec], bool], implementation: Implementation) -> Implementation:
-    return lambda spec, batch: implementation(spec, batch) if check(spec) else None
-
-
 # (name, implementation, the least share of judged cases it must fail, its diagnosis, the least share of the failing
 # ones it must explain). A wrong seed or order passes wherever the data cannot tell (an identity seed, a seed of a
 # min or max that is not the extreme, a matmul of identities): those shares are what the pr profile's data shows.
 WRONG = [
     ("mode-swapped", _other_mode, 1.0, "mode-swapped", 0.9),
-    ("seed-ignored", _when(lambda s: s.static("seed") != "none", lambda s, b: sequential(s, b, seeded=False)),
+    ("seed-ignored", when(lambda s: s.static("seed") != "none", lambda s, b: sequential(s, b, seeded=False)),
      0.4, "seed-ignored", 0.9),
-    ("prefix-not-carried", _when(lambda s: s.static("seed") == "prefix", lambda s, b: sequential(s, b, carried=False)),
+    ("prefix-not-carried", when(lambda s: s.static("seed") == "prefix", lambda s, b: sequential(s, b, carried=False)),
      0.8, "prefix-not-carried", 0.9),
-    ("operands-reversed", _when(lambda s: s.static("op") == "matmul", lambda s, b: sequential(s, b, swapped=True)),
+    ("operands-reversed", when(lambda s: s.static("op") == "matmul", lambda s, b: sequential(s, b, swapped=True)),
      0.8, "operands-reversed", 0.9),
-    ("aggregate-with-seed", _when(lambda s: s.static("seed") == "initial",
+    ("aggregate-with-seed", when(lambda s: s.static("seed") == "initial",
                                   lambda s, b: sequential(s, b, aggregate_seeded=True)),
      0.25, "aggregate-with-seed", 0.9),
     ("rank-y-major", _y_major, 0.9, "rank-y-major", 0.9),
-    ("floats-canonicalized", _when(lambda s: is_float(s) and s.static("op") != "sum", _canonicalized),
+    ("floats-canonicalized", when(lambda s: is_float(s) and s.static("op") != "sum", _canonicalized),
      1.0, "floats-canonicalized", 0.9),
 ]
 
@@ -175,15 +127,13 @@ WRONG = [
                          ids=[w[0] for w in WRONG])
 def test_a_known_wrong_implementation_fails_named(contract: Contract, name: str, implementation: Implementation,
                                                   caught: float, diagnosis: str, explained: float) -> None:
-    judged, failing, named = _verdicts(contract, implementation)
-    assert judged and failing >= caught * judged, (failing, judged)
-    assert named[diagnosis] >= explained * failing, (named, failing)
+    assert_caught_and_named(contract, implementation, caught, diagnosis, explained)
 
 
 def test_a_callback_called_outside_the_first_warp_fails(contract: Contract) -> None:
-    wrong = _when(lambda s: s.static("seed") == "prefix" and s.threads > WARP_SIZE,
+    wrong = when(lambda s: s.static("seed") == "prefix" and s.threads > WARP_SIZE,
                   lambda s, b: sequential(s, b, callers=[0, WARP_SIZE]))
-    judged, failing, _ = _verdicts(contract, wrong)
+    judged, failing, _ = pr_verdicts(contract, wrong)
     assert judged and failing == judged
 
 

@@ -13,7 +13,7 @@ import pytest
 from coopcheck_cccl import operators
 
 from harness.oracles import block_scan
-from harness.oracles.block_reduce import reference
+from harness.oracles.folds import reference
 from harness.oracles.operands import matmul
 from harness.oracles.values import raw_view
 

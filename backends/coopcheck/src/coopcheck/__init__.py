@@ -20,12 +20,13 @@ from coopcheck.vocabulary import (
     block_threads,
     check_static,
 )
+from coopcheck.warp_reduce import WarpReduceBatch
 
 __all__ = [
     "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
     "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "ExchangeBatch", "InvalidParameter", "KernelSpec",
     "LoadBatch", "ReduceBatch", "ScanBatch", "ShuffleBatch", "StoreBatch",
-    "UnknownBackend", "active", "available", "block_threads", "check_static", "kernel_symbol",
+    "UnknownBackend", "WarpReduceBatch", "active", "available", "block_threads", "check_static", "kernel_symbol",
     "register", "require",
 ]
 __version__ = "0.1.0"

@@ -35,6 +35,11 @@ SCAN_ALGORITHMS = ("raking", "raking_memoize", "warp_scans")
 SCAN_OPERATORS = ("sum", "min", "max", "matmul")
 SCAN_MODES = ("inclusive", "exclusive")
 SCAN_SEEDS = ("none", "initial", "prefix")
+#: Warp Reduce's algorithm (one: the backend picks its own, as CUB picks shuffles or shared memory by the width),
+#: operators and modes (see :mod:`coopcheck.warp_reduce`).
+WARP_REDUCE_ALGORITHMS = ("any",)
+WARP_REDUCE_OPERATORS = REDUCE_OPERATORS
+WARP_REDUCE_MODES = ("reduce", "head", "tail")
 
 
 class InvalidParameter(ValueError):
@@ -80,6 +85,14 @@ STATIC_RULES = {
     "scan_mode": "a scan is inclusive or exclusive",
     "scan_seed": "a scan's seed is none, an initial value or a block prefix callback (" + ", ".join(SCAN_SEEDS) + ")",
     "scan_integer_operator": "matmul multiplies 2x2 matrices packed into an integer item: integer dtypes only",
+    # Warp Reduce (coopcheck.warp_reduce)
+    "warp_reduce_algorithm": "a warp reduce algorithm is one of " + ", ".join(WARP_REDUCE_ALGORITHMS),
+    "warp_reduce_width": f"a logical warp has 1 to {WARP_SIZE} threads (CUB's LogicalWarpThreads)",
+    "warp_reduce_operator": "a warp reduce operator is one of " + ", ".join(WARP_REDUCE_OPERATORS),
+    "warp_reduce_mode": "a warp reduction is a plain, head-segmented or tail-segmented one ("
+                        + ", ".join(WARP_REDUCE_MODES) + ")",
+    "warp_reduce_scalar": "a warp reduction takes one item a thread (items_per_thread 1)",
+    "warp_reduce_integer_operator": "matmul multiplies 2x2 matrices packed into an integer item: integer dtypes only",
 }
 
 

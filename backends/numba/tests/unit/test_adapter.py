@@ -153,8 +153,8 @@ def test_a_shuffle_contract_kernel_is_named_by_its_specialization_and_takes_one_
 
 
 def test_no_shipped_expectation_waives_a_case_of_a_family_numba_builds(adapter: NumbaAdapter) -> None:
-    """numba builds every family, so no shipped waiver may declare one of its pr cases NotSupported (a family
-    whose builder lands takes its waiver away in the same change)."""
+    """No shipped waiver may declare a pr case of a family numba builds NotSupported (a family whose builder lands
+    takes its waiver away in the same change), and a family it does not build yet is declared whole."""
     from fnmatch import fnmatchcase
 
     from harness.cases import expand
@@ -164,6 +164,9 @@ def test_no_shipped_expectation_waives_a_case_of_a_family_numba_builds(adapter: 
     entries = [e for e in load_expectations(contracts_dir() / "expectations.toml")
                if fnmatchcase("numba", e.tags.get("backend", "*"))]
     for contract in load_contracts():
-        assert contract.operation in adapter.operations
-        waived = [c.id for c in expand(contract, "numba", "pr") if any(fnmatchcase(c.id, e.cases) for e in entries)]
-        assert waived == [], waived[:3]
+        cases = expand(contract, "numba", "pr")
+        waived = [c.id for c in cases if any(fnmatchcase(c.id, e.cases) for e in entries)]
+        if contract.operation in adapter.operations:
+            assert waived == [], waived[:3]
+        else:
+            assert len(waived) == len(cases), contract.id

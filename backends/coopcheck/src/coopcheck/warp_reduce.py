@@ -1,0 +1,134 @@
+"""The kernel ABI of the Warp Reduce family, written down once: what a backend's kernel builder receives.
+
+Warp Reduce kernel, one block per case instance (grid = ``n_blocks`` x 1 x 1, block = ``spec.block``, one item a
+thread); ``rank = x + bx * (y + by * z)``. The logical warps are CUB's: the block's hardware warps are its runs of
+32 consecutive ranks (the last one partial when 32 does not divide the block), and each hardware warp is cut into
+logical warps of ``width`` lanes from its lane 0: thread ``r`` is lane ``(r % 32) % width`` of the logical warp
+``(r // 32, (r % 32) // width)`` (:func:`logical_warps`). No logical warp straddles two hardware warps; one has
+fewer than ``width`` lanes (it is partial) at the end of a partial hardware warp, or at the end of every hardware
+warp when ``width`` does not divide 32. The kernel is specialized on (dtype, block, ``width``, ``op``, ``mode``):
+
+* thread ``r`` of block ``b`` holds the item ``items[b*threads + r]`` and the flag ``flags[b*threads + r]`` (uint8, 0
+  or 1, read in the segmented modes only);
+* mode ``reduce`` (CUB's ``Reduce(input, op, valid_items)``): a lane is valid iff its lane index is below
+  ``v = min(valid[b], lanes of its logical warp)`` (``0 <= valid[b] <= width``, a run-time value uniform per block);
+  every thread calls the warp reduction with its item and ``v`` (CUB's full-warp ``Reduce(input, op)`` where the
+  logical warp is whole and ``v == width``); lane 0 returns the operator over the valid lanes' items in lane order,
+  for ``v >= 1``;
+* mode ``head`` (``HeadSegmentedReduce(input, head_flag, op)``): a segment starts at lane 0 and at every flagged
+  lane, and runs to the lane before the next start or to the logical warp's last lane;
+* mode ``tail`` (``TailSegmentedReduce(input, tail_flag, op)``): a segment ends at every flagged lane and at the
+  logical warp's last lane, and starts at lane 0 or at the lane after a flagged one;
+  in both segmented modes the first lane of each segment returns the operator over the segment's items in lane
+  order (CUB, ``cub/warp/warp_reduce.cuh``: "The sum of each segment is returned to the first lane in that segment
+  (which always includes lane 0)", for head and for tail flags alike);
+* every thread writes its return value to ``dst[b*out + r]`` and its seen flag (1 where its operator was ever
+  applied to an operand equal to the block's sentinel ``sentinel[b]``, else 0, in the dtype) to
+  ``dst[b*out + threads + r]``: ``out`` is :func:`out_length`.
+
+Only the return values of the lanes named above are defined (CUB: "undefined in other threads"); the others are
+written so that a result in the wrong lane can be diagnosed, and nobody judges them. Every seen flag must be 0:
+the sentinel is in every invalid lane of mode ``reduce`` and nowhere else, and no operator may meet an invalid
+item. A warp reduction synchronizes within its hardware warp only: no block barrier. The operators are
+:mod:`coopcheck.reduce`'s (sum, min, max, matmul, first; matmul and first are not commutative).
+
+Worked example (reduce, sum, width 4, 6 threads, valid 3, items [1, 2, 3, 99, 5, 6]): logical warps are lanes 0-3
+and 4-5 (partial); thread 0 returns 6, thread 4 returns 11 (its warp has 2 lanes, so v = 2); flags all 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from coopcheck.adapter import KernelSpec
+from coopcheck.vocabulary import (
+    STATIC_RULES,
+    WARP_REDUCE_ALGORITHMS,
+    WARP_REDUCE_MODES,
+    WARP_REDUCE_OPERATORS,
+    WARP_SIZE,
+    InvalidParameter,
+    check_block,
+    check_choice,
+    check_dtype,
+    check_operation,
+)
+
+#: The operations of this family (the contracts' ``operation``), for a backend's declaration.
+OPERATIONS = frozenset({"warp.reduce"})
+ALGORITHMS = WARP_REDUCE_ALGORITHMS
+OPERATORS = WARP_REDUCE_OPERATORS
+MODES = WARP_REDUCE_MODES
+#: The logical warp widths a kernel may take (CUB: ``LogicalWarpThreads`` in [1, 32]).
+WIDTHS = tuple(range(1, WARP_SIZE + 1))
+
+
+@dataclass
+class WarpReduceBatch:
+    """Arguments of one batched Warp Reduce launch (NumPy arrays on the host; see the module ABI)."""
+
+    items: Any  # dtype[n_blocks * threads]
+    flags: Any  # uint8[n_blocks * threads]: head or tail flags (segmented modes)
+    valid: Any  # int32[n_blocks]: valid lanes of each logical warp (mode reduce), in [0, width]
+    sentinel: Any  # dtype[n_blocks]: the value of every invalid lane of a block
+    threads: int
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.valid)
+
+
+def width(spec: KernelSpec) -> int:
+    """The spec's logical warp width (its ``width`` axis is a string, as every variant axis)."""
+    return int(spec.static("width"))
+
+
+def logical_warps(threads: int, lanes: int) -> tuple[list[int], list[int]]:
+    """(logical warp, lane) of each rank of a block of ``threads``, logical warps numbered in rank order.
+
+    >>> logical_warps(38, 7)[0][26:38]
+    [3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5]
+    """
+    warp, lane = [], []
+    for rank in range(threads):
+        within = rank % WARP_SIZE
+        warp.append((rank // WARP_SIZE) * -(-WARP_SIZE // lanes) + within // lanes)
+        lane.append(within % lanes)
+    return warp, lane
+
+
+def out_length(spec: KernelSpec) -> int:
+    """Elements of ``dst`` per block: every thread's return value, then every thread's seen flag.
+
+    >>> out_length(KernelSpec("warp.reduce", "int8", (65,), 1, "any",
+    ...                       variant=(("width", "8"), ("op", "sum"), ("mode", "reduce"))))
+    130
+    """
+    return 2 * spec.threads
+
+
+def check_spec(spec: KernelSpec) -> None:
+    """Raise :class:`coopcheck.InvalidParameter` for the first static rule a Warp Reduce spec breaks.
+
+    >>> try:
+    ...     check_spec(KernelSpec("warp.reduce", "int32", (64,), 1, "any",
+    ...                           variant=(("width", "33"), ("op", "sum"), ("mode", "reduce"))))
+    ... except InvalidParameter as exc:
+    ...     print(exc.rule)
+    warp_reduce_width
+    """
+    check_operation(spec.operation, OPERATIONS)
+    check_dtype(spec.dtype)
+    check_choice("warp_reduce_algorithm", spec.algorithm, ALGORITHMS)
+    check_choice("warp_reduce_width", spec.static("width"), tuple(map(str, WIDTHS)))
+    op = spec.static("op")
+    check_choice("warp_reduce_operator", op, OPERATORS)
+    check_choice("warp_reduce_mode", spec.static("mode"), MODES)
+    if spec.items_per_thread != 1:
+        raise InvalidParameter("warp_reduce_scalar",
+                               f"{STATIC_RULES['warp_reduce_scalar']} (got {spec.items_per_thread!r})")
+    check_block(spec.block)
+    if op == "matmul" and spec.dtype.startswith("float"):
+        raise InvalidParameter("warp_reduce_integer_operator",
+                               f"{STATIC_RULES['warp_reduce_integer_operator']} (got {spec.dtype!r})")
