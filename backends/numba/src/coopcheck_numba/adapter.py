@@ -1,8 +1,8 @@
 """``NumbaAdapter``: the harness's view of the numba-cuda backend (see ``coopcheck.Adapter``).
 
-It builds the kernels of four families, Load/Store, Exchange, Shuffle and Reduce. One contract kernel per kernel key
-(operation, dtype, ipt, algorithm, variant), compiled once per arch and launched with one block per case
-instance. Where it compiles depends on the machine:
+It builds the kernels of every family: Load/Store, Exchange, Shuffle, Reduce, Scan and Warp Reduce. One contract
+kernel per kernel key (operation, dtype, ipt, algorithm, variant), compiled once per arch and launched with one
+block per case instance. Where it compiles depends on the machine:
 
 * a GPU of the requested arch: numba compiles for it, and the artifacts are what it launches;
 * no GPU (or another arch): PTX via ``compile_ptx`` and a cubin via nvJitLink (see
@@ -27,12 +27,14 @@ from coopcheck import (
     ScanBatch,
     ShuffleBatch,
     StoreBatch,
+    WarpReduceBatch,
     exchange,
     load_store,
     reduce,
     require,
     scan,
     shuffle,
+    warp_reduce,
 )
 from coopcheck.families import check_spec
 from coopcheck.ptx import entry_name
@@ -66,7 +68,7 @@ class NumbaAdapter:
 
     name = "numba"
     operations = (load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
-                  | scan.OPERATIONS)
+                  | scan.OPERATIONS | warp_reduce.OPERATIONS)
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -102,7 +104,8 @@ class NumbaAdapter:
         return SIMULATED or bool(cuda.is_available())
 
     def launch(self, compiled: CompiledKernel, spec: KernelSpec,
-               batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch) -> Any:
+               batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch | WarpReduceBatch
+               ) -> Any:
         from coopcheck_numba.kernels import launch
 
         return launch(compiled.build.kernel, spec, batch, _shared_bytes(spec))
@@ -115,7 +118,10 @@ def _shared_bytes(spec: KernelSpec) -> int:
     from coopcheck_numba.reduce import reduce_shared_bytes
     from coopcheck_numba.scan import scan_shared_bytes
     from coopcheck_numba.shuffle import shuffle_shared_bytes
+    from coopcheck_numba.warp_reduce import warp_reduce_shared_bytes
 
+    if spec.operation in warp_reduce.OPERATIONS:
+        return warp_reduce_shared_bytes(spec.dtype, spec.threads)
     if spec.operation in scan.OPERATIONS:
         return scan_shared_bytes(spec.dtype, spec.threads)
     if spec.operation in reduce.OPERATIONS:

@@ -110,6 +110,17 @@ def _warp_barrier():
         cuda.syncwarp()
 
 
+@cuda.jit(device=True)
+def warp_sync(me, n_threads):
+    """A barrier of the thread's own hardware warp: its lanes that exist (the block's last warp may have fewer)."""
+    if SIMULATED:
+        # The simulator has no warp barrier; the block barrier is stronger, and every thread calls it.
+        cuda.syncthreads()
+    else:
+        lanes = min(n_threads - me // WARP_SIZE * WARP_SIZE, WARP_SIZE)
+        cuda.syncwarp(np.uint32(0xFFFFFFFF) if lanes == WARP_SIZE else np.uint32((1 << lanes) - 1))
+
+
 class _Copies(NamedTuple):
     """The guarded copies of ``ipt`` items that every algorithm is composed of.
 

@@ -37,7 +37,7 @@ from numba import cuda
 from numba.cuda import types
 from numba.cuda.np import numpy_support
 
-from coopcheck_numba.blockio import SIMULATED, WARP_SIZE, rank, threads
+from coopcheck_numba.blockio import WARP_SIZE, rank, threads, warp_sync
 
 DeviceFunction = Callable[..., Any]
 
@@ -165,17 +165,6 @@ def _load_step(method: str, ipt: int) -> DeviceFunction:
 
 
 @cuda.jit(device=True)
-def _warp_sync(me, n_threads):
-    """A barrier of the thread's own warp: its lanes that exist (a block of fewer than 32 threads has fewer)."""
-    if SIMULATED:
-        # The simulator has no warp barrier; the block barrier is stronger, and every thread calls it.
-        cuda.syncthreads()
-    else:
-        lanes = min(n_threads - me // WARP_SIZE * WARP_SIZE, WARP_SIZE)
-        cuda.syncwarp(np.uint32(0xFFFFFFFF) if lanes == WARP_SIZE else np.uint32((1 << lanes) - 1))
-
-
-@cuda.jit(device=True)
 def _block_sync(me, n_threads):
     """A barrier of the whole block (what the block methods' store and load steps need between them)."""
     cuda.syncthreads()
@@ -209,7 +198,7 @@ def build_exchange(dtype: str, ipt: int, method: str, warp_time_slicing: bool) -
             cuda.syncthreads()  # the caller may reuse the scratch as soon as this returns
 
     else:
-        sync = _warp_sync if method in WARP_METHODS else _block_sync
+        sync = warp_sync if method in WARP_METHODS else _block_sync
 
         @cuda.jit(device=True)
         def exchange(items_in, items_out, ranks, flags):

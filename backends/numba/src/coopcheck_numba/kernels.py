@@ -1,11 +1,12 @@
-"""The contract kernels: one Load-only, one Store-only, one Exchange, one Shuffle, one Reduce and one Scan
-``@cuda.jit`` kernel per specialization.
+"""The contract kernels: one Load-only, one Store-only, one Exchange, one Shuffle, one Reduce, one Scan and one
+Warp Reduce ``@cuda.jit`` kernel per specialization.
 
 They implement the batched ABIs of ``coopcheck.load_store``, ``coopcheck.exchange``, ``coopcheck.shuffle``,
-``coopcheck.reduce`` and ``coopcheck.scan`` (one block per case instance) around the device functions of
-:mod:`coopcheck_numba.blockio`, :mod:`coopcheck_numba.exchange`, :mod:`coopcheck_numba.shuffle`,
-:mod:`coopcheck_numba.reduce` and :mod:`coopcheck_numba.scan` (or any device functions of the same
-signature, with the files they link), and are named
+``coopcheck.reduce``, ``coopcheck.scan`` and ``coopcheck.warp_reduce`` (one block per case instance) around the
+device functions of :mod:`coopcheck_numba.blockio`, :mod:`coopcheck_numba.exchange`,
+:mod:`coopcheck_numba.shuffle`, :mod:`coopcheck_numba.reduce`, :mod:`coopcheck_numba.scan` and
+:mod:`coopcheck_numba.warp_reduce` (or any device functions of the same signature, with the files they link), and
+are named
 ``coopcheck.kernel_symbol(spec)`` so that the mangled entry name, and so every sanitizer record, names its
 specialization.
 """
@@ -26,8 +27,10 @@ from coopcheck import (
     ScanBatch,
     ShuffleBatch,
     StoreBatch,
+    WarpReduceBatch,
     kernel_symbol,
     scan,
+    warp_reduce,
 )
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
@@ -44,6 +47,7 @@ from coopcheck_numba.exchange import build_exchange
 from coopcheck_numba.reduce import build_reduce
 from coopcheck_numba.scan import build_scan
 from coopcheck_numba.shuffle import build_shuffle
+from coopcheck_numba.warp_reduce import build_warp_reduce
 
 #: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
@@ -67,6 +71,8 @@ def contract_kernel(spec: KernelSpec) -> ContractKernel:
         return _shuffle_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("output"))
     if spec.operation in REDUCE:
         return _reduce_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("op"))
+    if spec.operation in warp_reduce.OPERATIONS:
+        return _warp_reduce_contract_kernel(spec.dtype, warp_reduce.width(spec), spec.static("op"), spec.static("mode"))
     if spec.operation in scan.OPERATIONS:
         return _scan_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("op"),
                                      spec.static("mode"), spec.static("seed"))
@@ -296,6 +302,33 @@ def scan_kernel(device_scan: Callable[..., Any], dtype: str, ipt: int, n_tiles: 
     return _named(kernel, symbol, (vector, vector, vector), link)
 
 
+@functools.cache
+def _warp_reduce_contract_kernel(dtype: str, width: int, op: str, mode: str) -> ContractKernel:
+    spec = KernelSpec("warp.reduce", dtype, (1,), 1, "any", variant=(("width", str(width)), ("op", op), ("mode", mode)))
+    return warp_reduce_kernel(build_warp_reduce(dtype, width, op, mode), dtype, kernel_symbol(spec))
+
+
+def warp_reduce_kernel(device_reduce: Callable[..., Any], dtype: str, symbol: str,
+                       link: Sequence[str] = ()) -> ContractKernel:
+    """The Warp Reduce contract kernel around any device function with :func:`coopcheck_numba.warp_reduce`'s
+    signature: every thread writes its return value and its seen flag; named ``symbol``, linked with the files
+    ``link`` names."""
+    nbtype = numpy_support.from_dtype(np.dtype(dtype))
+
+    def kernel(items, flags, valid, sentinel, dst):
+        b, me = np.int32(cuda.blockIdx.x), np.int32(rank())
+        n_threads = np.int32(threads())
+        state = cuda.local.array(2, nbtype)  # [the block's sentinel, the seen flag]
+        state[0] = sentinel[b]
+        state[1] = 0
+        result = device_reduce(items[b * n_threads + me], flags[b * n_threads + me], valid[b], state)
+        dst[2 * b * n_threads + me] = result
+        dst[2 * b * n_threads + n_threads + me] = state[1]
+
+    vector, i32s, _ = _arrays(nbtype)
+    return _named(kernel, symbol, (vector, types.Array(types.uint8, 1, "C"), i32s, vector, vector), link)
+
+
 def _write_back(ipt: int, inplace: bool) -> Callable[..., Any]:
     """The device function ``write_back(dst, first, tile, held, out)`` of a kernel whose call works in place
     (``held``) or into a second array (``out``, then also writing the input items ``held`` a tile later)."""
@@ -330,7 +363,8 @@ def _named(function: Any, symbol: str, signature: tuple[Any, ...], link: Sequenc
 
 
 def launch(kernel: ContractKernel, spec: KernelSpec,
-           batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch, shared: int) -> Any:
+           batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch | WarpReduceBatch,
+           shared: int) -> Any:
     """One batched launch of a contract kernel (see ``coopcheck.adapter``) with ``shared`` bytes of dynamic
     shared memory; returns the host copy of ``dst``."""
     dtype = np.dtype(spec.dtype)
@@ -348,6 +382,11 @@ def launch(kernel: ContractKernel, spec: KernelSpec,
     if isinstance(batch, ScanBatch):
         dst = cuda.device_array(batch.n_blocks * scan.out_length(spec), dtype=dtype)
         launcher(_device(batch.items, dtype), _device(batch.initial, dtype), dst)
+        return dst.copy_to_host()
+    if isinstance(batch, WarpReduceBatch):
+        dst = cuda.device_array(batch.n_blocks * warp_reduce.out_length(spec), dtype=dtype)
+        launcher(_device(batch.items, dtype), _device(batch.flags, np.uint8), _device(batch.valid, np.int32),
+                 _device(batch.sentinel, dtype), dst)
         return dst.copy_to_host()
     if isinstance(batch, ReduceBatch):
         dst = cuda.device_array(batch.n_blocks * 2 * spec.threads, dtype=dtype)
