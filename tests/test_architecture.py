@@ -21,7 +21,7 @@ FAMILY_FREE = ["engine.py", "journal.py", "expectations.py", "plugin.py", "sanit
 FORBIDDEN = ("block.load", "block.store", "LoadBatch", "StoreBatch", "block_load_store", "is_load",
              "block.exchange", "ExchangeBatch", "block_exchange", "block.shuffle", "ShuffleBatch", "block_shuffle",
              "block.reduce", "ReduceBatch", "block_reduce", "block.scan", "ScanBatch", "block_scan",
-             "warp.reduce", "WarpReduceBatch", "warp_reduce")
+             "warp.reduce", "WarpReduceBatch", "warp_reduce", "warp.scan", "WarpScanBatch", "warp_scan")
 
 
 def _sources() -> list[Path]:

@@ -17,7 +17,7 @@ EXCHANGE = contracts_dir() / "block_exchange.toml"
 def test_shipped_contracts_load() -> None:
     contracts = {c.id: c for c in load_contracts()}
     assert set(contracts) == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce",
-                              "block.scan", "warp.reduce"}
+                              "block.scan", "warp.reduce", "warp.scan"}
     assert contracts["block.load"].case_axes == ("valid", "oob", "offset")
     assert "oob" not in contracts["block.store"].axes
     assert contracts["block.exchange"].variant_axes == ("slicing", "output")
@@ -30,6 +30,8 @@ def test_shipped_contracts_load() -> None:
         "init",)
     assert contracts["warp.reduce"].variant_axes == ("width", "op", "mode") and contracts["warp.reduce"].case_axes == (
         "lanes",)
+    assert contracts["warp.scan"].variant_axes == ("width", "op", "mode", "seed", "aggregate")
+    assert contracts["warp.scan"].case_axes == ("init",)
 
 
 def _mutated(tmp_path: Path, old: str, new: str) -> Path:

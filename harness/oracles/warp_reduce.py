@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import coopcheck
@@ -32,7 +31,6 @@ from coopcheck.warp_reduce import (
     WIDTHS,
     WarpReduceBatch,
     check_spec,
-    logical_warps,
     out_length,
     width,
 )
@@ -44,6 +42,7 @@ from harness.oracles.launch import Launch as Launch
 from harness.oracles.launch import Verdict as Verdict
 from harness.oracles.operands import is_float, pattern_blocks, pattern_names, random_bits
 from harness.oracles.values import raw_view
+from harness.oracles.warps import STRADDLE, geometry, straddles
 
 OPERATION = "warp.reduce"
 #: The case axis: valid lanes of a logical warp (reduce) or the flags a lane (head, tail).
@@ -63,8 +62,7 @@ INPUT_FIELDS = ("items", "flags", "valid", "sentinel")
 #: Hypothesis id -> what a detail line says when a failing output passes the contract altered by it.
 DIAGNOSES = {
     "rank-y-major": "rank computed y-major",
-    "warps-straddle": "logical warps taken as runs of width consecutive ranks across hardware warps "
-                      "(NVIDIA/cccl#858's expectation), not cut from each hardware warp",
+    "warps-straddle": STRADDLE,
     "invalid-included": "the invalid lanes reduced too (valid_items ignored)",
     "result-at-segment-end": "each segment's result in its last lane, not its first",
     "flags-swapped": "head flags read as tail flags, or the other way round",
@@ -87,26 +85,6 @@ def blocks_per_case(spec: coopcheck.KernelSpec) -> int:
     return len(pattern_names(spec))
 
 
-# -- geometry ----------------------------------------------------------------------------------------------
-
-
-@cache
-def _geometry(threads: int, lanes: int, straddle: bool) -> tuple[Ints, Ints, Ints]:
-    """(logical warp, lane, lanes of its logical warp) per primitive rank; ``straddle``: logical warps of ``lanes``
-    consecutive ranks across hardware warps (the ``warps-straddle`` hypothesis)."""
-    if straddle:
-        warp, lane = np.arange(threads) // lanes, np.arange(threads) % lanes
-    else:
-        warp, lane = (np.array(a, dtype=np.int64) for a in logical_warps(threads, lanes))
-    return warp, lane, np.bincount(warp)[warp]
-
-
-def _straddles(spec: coopcheck.KernelSpec) -> bool:
-    """Whether the straddling geometry differs from the contract's at ``spec``."""
-    contract, other = _geometry(spec.threads, width(spec), False), _geometry(spec.threads, width(spec), True)
-    return not all(np.array_equal(a, b) for a, b in zip(contract, other, strict=True))
-
-
 # -- inputs ------------------------------------------------------------------------------------------------
 
 
@@ -116,7 +94,7 @@ def build(spec: coopcheck.KernelSpec, cases: Sequence[Case], global_seed: int) -
     drawn = pattern_blocks(spec, cases, global_seed, threads)
     names = np.array([c["lanes"] for c in cases])[drawn.case_of_block]
     valid = np.array([VALID_LANES.get(str(n), VALID_LANES["full"])(lanes) for n in names], dtype=np.int32)
-    _, lane, present = _geometry(threads, lanes, False)
+    _, lane, present = geometry(threads, lanes, False)
     if spec.static("mode") == "reduce":
         invalid = lane[None, :] >= np.minimum(valid[:, None], present[None, :])
     else:
@@ -149,7 +127,7 @@ class Expected:
 
 def _segments(spec: coopcheck.KernelSpec, flags: np.ndarray, valid: np.ndarray, how: str) -> tuple[Bools, Bools]:
     """(first lane of a segment, lane in a segment) per block and primitive rank, under hypothesis ``how``."""
-    _, lane, present = _geometry(spec.threads, width(spec), how == "warps-straddle")
+    _, lane, present = geometry(spec.threads, width(spec), how == "warps-straddle")
     mode = spec.static("mode")
     if how == "flags-swapped":
         mode = {"head": "tail", "tail": "head"}.get(mode, mode)
@@ -233,7 +211,7 @@ def _hypotheses(spec: coopcheck.KernelSpec) -> Iterator[str]:
     """The known wrong implementations that can differ from the contract at ``spec``."""
     if len(spec.block) > 1:
         yield "rank-y-major"
-    if _straddles(spec):
+    if straddles(spec):
         yield "warps-straddle"
     if spec.static("mode") == "reduce":
         yield "invalid-included"

@@ -10,12 +10,14 @@ import coopcheck
 import numpy as np
 import pytest
 from coopcheck.reduce import COMMUTATIVE, RECORDING
-from coopcheck.warp_reduce import WarpReduceBatch, logical_warps, out_length, width
+from coopcheck.warp_reduce import WarpReduceBatch, out_length, width
 
 from harness.contracts import Contract, load_contracts
 from harness.oracles import warp_reduce as oracle
 from harness.oracles.judging import canonical, thread_ranks
 from harness.oracles.values import raw_view
+from harness.oracles.warps import straddles
+from tests.support.logical_warps import lane_groups
 from tests.support.operators import scalar_operator
 from tests.support.oracle_runs import Implementation, assert_caught_and_named, pr_verdicts, when
 
@@ -32,15 +34,6 @@ class Deviation:
     reversed: bool = False  # each segment reduced last to first
     canonical: bool = False  # floats canonicalized
     touches_invalid: bool = False  # the operator applied to the first invalid lane, its result dropped
-
-
-def _groups(spec: coopcheck.KernelSpec, how: Deviation) -> list[list[int]]:
-    """The logical warps, each the primitive ranks of its lanes in lane order."""
-    threads, lanes = spec.threads, width(spec)
-    if how.straddle:
-        return [list(range(s, min(s + lanes, threads))) for s in range(0, threads, lanes)]
-    warp = logical_warps(threads, lanes)[0]
-    return [[r for r in range(threads) if warp[r] == w] for w in sorted(set(warp))]
 
 
 def _segments(group: list[int], mode: str, flag: list[int], valid: int, how: Deviation) -> list[list[int]]:
@@ -73,7 +66,7 @@ def sequential(spec: coopcheck.KernelSpec, batch: WarpReduceBatch, how: Deviatio
         value = items[b, abi_of]  # in primitive rank order
         out[b, :threads] = items[b]
         seen = np.zeros(threads, dtype=bool)
-        for group in _groups(spec, how):
+        for group in lane_groups(spec, how.straddle):
             segments = _segments(group, mode, list(flags[b, abi_of]), int(batch.valid[b]), how)
             for segment in segments:
                 order = segment[::-1] if how.reversed else segment
@@ -113,7 +106,7 @@ def _partial_reduce(spec: coopcheck.KernelSpec) -> bool:
 # data shows.
 WRONG = [
     ("rank-y-major", when(lambda s: len(s.block) > 1, _deviating(y_major=True)), 0.5, "rank-y-major", 0.9),
-    ("warps-straddle", when(oracle._straddles, _deviating(straddle=True)), 0.55, "warps-straddle", 0.9),
+    ("warps-straddle", when(straddles, _deviating(straddle=True)), 0.55, "warps-straddle", 0.9),
     ("invalid-included", when(_partial_reduce, _deviating(all_lanes=True)), 0.5, "invalid-included", 0.8),
     ("result-at-segment-end", when(lambda s: width(s) > 1, _deviating(at_end=True)), 0.45, "result-at-segment-end",
      0.9),

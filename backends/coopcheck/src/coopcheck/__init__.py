@@ -21,12 +21,13 @@ from coopcheck.vocabulary import (
     check_static,
 )
 from coopcheck.warp_reduce import WarpReduceBatch
+from coopcheck.warp_scan import WarpScanBatch
 
 __all__ = [
     "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
     "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "ExchangeBatch", "InvalidParameter", "KernelSpec",
     "LoadBatch", "ReduceBatch", "ScanBatch", "ShuffleBatch", "StoreBatch",
-    "UnknownBackend", "WarpReduceBatch", "active", "available", "block_threads", "check_static", "kernel_symbol",
-    "register", "require",
+    "UnknownBackend", "WarpReduceBatch", "WarpScanBatch", "active", "available", "block_threads", "check_static",
+    "kernel_symbol", "register", "require",
 ]
 __version__ = "0.1.0"

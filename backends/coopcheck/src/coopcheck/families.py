@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from coopcheck import exchange, load_store, reduce, scan, shuffle, warp_reduce
+from coopcheck import exchange, load_store, reduce, scan, shuffle, warp_reduce, warp_scan
 from coopcheck.adapter import KernelSpec
 
 #: Each family's ABI module (its ``OPERATIONS``, batch type and ``check_spec``).
-FAMILIES: tuple[ModuleType, ...] = (load_store, exchange, shuffle, reduce, scan, warp_reduce)
+FAMILIES: tuple[ModuleType, ...] = (load_store, exchange, shuffle, reduce, scan, warp_reduce, warp_scan)
 
 
 def family_of(spec: KernelSpec) -> ModuleType:

@@ -40,6 +40,13 @@ SCAN_SEEDS = ("none", "initial", "prefix")
 WARP_REDUCE_ALGORITHMS = ("any",)
 WARP_REDUCE_OPERATORS = REDUCE_OPERATORS
 WARP_REDUCE_MODES = ("reduce", "head", "tail")
+#: Warp Scan's algorithm (one, as Warp Reduce's), operators, modes, seeds and warp aggregate outputs (see
+#: :mod:`coopcheck.warp_scan`).
+WARP_SCAN_ALGORITHMS = WARP_REDUCE_ALGORITHMS
+WARP_SCAN_OPERATORS = SCAN_OPERATORS
+WARP_SCAN_MODES = SCAN_MODES
+WARP_SCAN_SEEDS = ("none", "initial")
+WARP_SCAN_AGGREGATES = ("on", "off")
 
 
 class InvalidParameter(ValueError):
@@ -93,6 +100,15 @@ STATIC_RULES = {
                         + ", ".join(WARP_REDUCE_MODES) + ")",
     "warp_reduce_scalar": "a warp reduction takes one item a thread (items_per_thread 1)",
     "warp_reduce_integer_operator": "matmul multiplies 2x2 matrices packed into an integer item: integer dtypes only",
+    # Warp Scan (coopcheck.warp_scan)
+    "warp_scan_algorithm": "a warp scan algorithm is one of " + ", ".join(WARP_SCAN_ALGORITHMS),
+    "warp_scan_width": f"a logical warp has 1 to {WARP_SIZE} threads (CUB's LOGICAL_WARP_THREADS)",
+    "warp_scan_operator": "a warp scan operator is one of " + ", ".join(WARP_SCAN_OPERATORS),
+    "warp_scan_mode": "a warp scan is inclusive or exclusive",
+    "warp_scan_seed": "a warp scan's seed is none or an initial value (" + ", ".join(WARP_SCAN_SEEDS) + ")",
+    "warp_scan_aggregate": "a warp scan writes its warp aggregate or not (" + ", ".join(WARP_SCAN_AGGREGATES) + ")",
+    "warp_scan_scalar": "a warp scan takes one item a thread (items_per_thread 1)",
+    "warp_scan_integer_operator": "matmul multiplies 2x2 matrices packed into an integer item: integer dtypes only",
 }
 
 

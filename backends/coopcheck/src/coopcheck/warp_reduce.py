@@ -118,17 +118,24 @@ def check_spec(spec: KernelSpec) -> None:
     ...     print(exc.rule)
     warp_reduce_width
     """
-    check_operation(spec.operation, OPERATIONS)
+    check_warp_spec(spec, "warp_reduce", OPERATIONS, (("op", OPERATORS), ("mode", MODES)))
+
+
+def check_warp_spec(spec: KernelSpec, family: str, operations: frozenset[str],
+                    choices: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
+    """The static rules of a warp family (Warp Reduce, Warp Scan), each named ``<family>_<rule>``, in the order a
+    spec is checked: its operation, dtype, algorithm and width, then each static axis of ``choices`` (its operator
+    first), one item a thread, the block, and matmul on integers only."""
+    check_operation(spec.operation, operations)
     check_dtype(spec.dtype)
-    check_choice("warp_reduce_algorithm", spec.algorithm, ALGORITHMS)
-    check_choice("warp_reduce_width", spec.static("width"), tuple(map(str, WIDTHS)))
-    op = spec.static("op")
-    check_choice("warp_reduce_operator", op, OPERATORS)
-    check_choice("warp_reduce_mode", spec.static("mode"), MODES)
+    check_choice(f"{family}_algorithm", spec.algorithm, ALGORITHMS)
+    check_choice(f"{family}_width", spec.static("width"), tuple(map(str, WIDTHS)))
+    for axis, values in choices:
+        check_choice(f"{family}_{'operator' if axis == 'op' else axis}", spec.static(axis), values)
     if spec.items_per_thread != 1:
-        raise InvalidParameter("warp_reduce_scalar",
-                               f"{STATIC_RULES['warp_reduce_scalar']} (got {spec.items_per_thread!r})")
+        rule = f"{family}_scalar"
+        raise InvalidParameter(rule, f"{STATIC_RULES[rule]} (got {spec.items_per_thread!r})")
     check_block(spec.block)
-    if op == "matmul" and spec.dtype.startswith("float"):
-        raise InvalidParameter("warp_reduce_integer_operator",
-                               f"{STATIC_RULES['warp_reduce_integer_operator']} (got {spec.dtype!r})")
+    if spec.static("op") == "matmul" and spec.dtype.startswith("float"):
+        rule = f"{family}_integer_operator"
+        raise InvalidParameter(rule, f"{STATIC_RULES[rule]} (got {spec.dtype!r})")
