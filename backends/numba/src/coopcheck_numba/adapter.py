@@ -1,8 +1,8 @@
 """``NumbaAdapter``: the harness's view of the numba-cuda backend (see ``coopcheck.Adapter``).
 
-It builds the kernels of every family: Load/Store, Exchange, Shuffle, Reduce, Scan and Warp Reduce. One contract
-kernel per kernel key (operation, dtype, ipt, algorithm, variant), compiled once per arch and launched with one
-block per case instance. Where it compiles depends on the machine:
+It builds the kernels of every family: Load/Store, Exchange, Shuffle, Reduce, Scan, Warp Reduce and Warp Scan. One
+contract kernel per kernel key (operation, dtype, ipt, algorithm, variant), compiled once per arch and launched with
+one block per case instance. Where it compiles depends on the machine:
 
 * a GPU of the requested arch: numba compiles for it, and the artifacts are what it launches;
 * no GPU (or another arch): PTX via ``compile_ptx`` and a cubin via nvJitLink (see
@@ -28,6 +28,7 @@ from coopcheck import (
     ShuffleBatch,
     StoreBatch,
     WarpReduceBatch,
+    WarpScanBatch,
     exchange,
     load_store,
     reduce,
@@ -35,6 +36,7 @@ from coopcheck import (
     scan,
     shuffle,
     warp_reduce,
+    warp_scan,
 )
 from coopcheck.families import check_spec
 from coopcheck.ptx import entry_name
@@ -68,7 +70,7 @@ class NumbaAdapter:
 
     name = "numba"
     operations = (load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
-                  | scan.OPERATIONS | warp_reduce.OPERATIONS)
+                  | scan.OPERATIONS | warp_reduce.OPERATIONS | warp_scan.OPERATIONS)
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -105,7 +107,7 @@ class NumbaAdapter:
 
     def launch(self, compiled: CompiledKernel, spec: KernelSpec,
                batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch | WarpReduceBatch
-               ) -> Any:
+               | WarpScanBatch) -> Any:
         from coopcheck_numba.kernels import launch
 
         return launch(compiled.build.kernel, spec, batch, _shared_bytes(spec))
@@ -119,7 +121,10 @@ def _shared_bytes(spec: KernelSpec) -> int:
     from coopcheck_numba.scan import scan_shared_bytes
     from coopcheck_numba.shuffle import shuffle_shared_bytes
     from coopcheck_numba.warp_reduce import warp_reduce_shared_bytes
+    from coopcheck_numba.warp_scan import warp_scan_shared_bytes
 
+    if spec.operation in warp_scan.OPERATIONS:
+        return warp_scan_shared_bytes(spec.dtype, spec.threads)
     if spec.operation in warp_reduce.OPERATIONS:
         return warp_reduce_shared_bytes(spec.dtype, spec.threads)
     if spec.operation in scan.OPERATIONS:

@@ -1,14 +1,13 @@
-"""The contract kernels: one Load-only, one Store-only, one Exchange, one Shuffle, one Reduce, one Scan and one
-Warp Reduce ``@cuda.jit`` kernel per specialization.
+"""The contract kernels: one Load-only, one Store-only, one Exchange, one Shuffle, one Reduce, one Scan, one Warp
+Reduce and one Warp Scan ``@cuda.jit`` kernel per specialization.
 
 They implement the batched ABIs of ``coopcheck.load_store``, ``coopcheck.exchange``, ``coopcheck.shuffle``,
-``coopcheck.reduce``, ``coopcheck.scan`` and ``coopcheck.warp_reduce`` (one block per case instance) around the
-device functions of :mod:`coopcheck_numba.blockio`, :mod:`coopcheck_numba.exchange`,
-:mod:`coopcheck_numba.shuffle`, :mod:`coopcheck_numba.reduce`, :mod:`coopcheck_numba.scan` and
-:mod:`coopcheck_numba.warp_reduce` (or any device functions of the same signature, with the files they link), and
-are named
-``coopcheck.kernel_symbol(spec)`` so that the mangled entry name, and so every sanitizer record, names its
-specialization.
+``coopcheck.reduce``, ``coopcheck.scan``, ``coopcheck.warp_reduce`` and ``coopcheck.warp_scan`` (one block per case
+instance) around the device functions of :mod:`coopcheck_numba.blockio`, :mod:`coopcheck_numba.exchange`,
+:mod:`coopcheck_numba.shuffle`, :mod:`coopcheck_numba.reduce`, :mod:`coopcheck_numba.scan`,
+:mod:`coopcheck_numba.warp_reduce` and :mod:`coopcheck_numba.warp_scan` (or any device functions of the same
+signature, with the files they link), and are named ``coopcheck.kernel_symbol(spec)`` so that the mangled entry
+name, and so every sanitizer record, names its specialization.
 """
 
 from __future__ import annotations
@@ -28,9 +27,11 @@ from coopcheck import (
     ShuffleBatch,
     StoreBatch,
     WarpReduceBatch,
+    WarpScanBatch,
     kernel_symbol,
     scan,
     warp_reduce,
+    warp_scan,
 )
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
@@ -48,6 +49,7 @@ from coopcheck_numba.reduce import build_reduce
 from coopcheck_numba.scan import build_scan
 from coopcheck_numba.shuffle import build_shuffle
 from coopcheck_numba.warp_reduce import build_warp_reduce
+from coopcheck_numba.warp_scan import build_warp_scan
 
 #: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
@@ -73,6 +75,9 @@ def contract_kernel(spec: KernelSpec) -> ContractKernel:
         return _reduce_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("op"))
     if spec.operation in warp_reduce.OPERATIONS:
         return _warp_reduce_contract_kernel(spec.dtype, warp_reduce.width(spec), spec.static("op"), spec.static("mode"))
+    if spec.operation in warp_scan.OPERATIONS:
+        return _warp_scan_contract_kernel(spec.dtype, warp_scan.width(spec), spec.static("op"), spec.static("mode"),
+                                          spec.static("seed"), warp_scan.aggregates(spec))
     if spec.operation in scan.OPERATIONS:
         return _scan_contract_kernel(spec.dtype, spec.items_per_thread, spec.algorithm, spec.static("op"),
                                      spec.static("mode"), spec.static("seed"))
@@ -329,6 +334,34 @@ def warp_reduce_kernel(device_reduce: Callable[..., Any], dtype: str, symbol: st
     return _named(kernel, symbol, (vector, types.Array(types.uint8, 1, "C"), i32s, vector, vector), link)
 
 
+@functools.cache
+def _warp_scan_contract_kernel(dtype: str, width: int, op: str, mode: str, seed: str,
+                               aggregate: bool) -> ContractKernel:
+    spec = KernelSpec("warp.scan", dtype, (1,), 1, "any", variant=(
+        ("width", str(width)), ("op", op), ("mode", mode), ("seed", seed), ("aggregate", "on" if aggregate else "off")))
+    return warp_scan_kernel(build_warp_scan(dtype, width, op, mode, seed), dtype, aggregate, kernel_symbol(spec))
+
+
+def warp_scan_kernel(device_scan: Callable[..., Any], dtype: str, aggregate: bool, symbol: str,
+                     link: Sequence[str] = ()) -> ContractKernel:
+    """The Warp Scan contract kernel around any device function with :func:`coopcheck_numba.warp_scan`'s
+    signature: every thread writes its scanned item and (``aggregate``) its logical warp's aggregate; named
+    ``symbol``, linked with the files ``link`` names."""
+    nbtype = numpy_support.from_dtype(np.dtype(dtype))
+    parts = np.int32(2 if aggregate else 1)
+
+    def kernel(items, initial, dst):
+        b, me = np.int32(cuda.blockIdx.x), np.int32(rank())
+        n_threads = np.int32(threads())
+        scanned, total = device_scan(items[b * n_threads + me], initial[b])
+        dst[parts * b * n_threads + me] = scanned
+        if aggregate:
+            dst[parts * b * n_threads + n_threads + me] = total
+
+    vector, _, _ = _arrays(nbtype)
+    return _named(kernel, symbol, (vector, vector, vector), link)
+
+
 def _write_back(ipt: int, inplace: bool) -> Callable[..., Any]:
     """The device function ``write_back(dst, first, tile, held, out)`` of a kernel whose call works in place
     (``held``) or into a second array (``out``, then also writing the input items ``held`` a tile later)."""
@@ -363,8 +396,8 @@ def _named(function: Any, symbol: str, signature: tuple[Any, ...], link: Sequenc
 
 
 def launch(kernel: ContractKernel, spec: KernelSpec,
-           batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch | WarpReduceBatch,
-           shared: int) -> Any:
+           batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch | WarpReduceBatch
+           | WarpScanBatch, shared: int) -> Any:
     """One batched launch of a contract kernel (see ``coopcheck.adapter``) with ``shared`` bytes of dynamic
     shared memory; returns the host copy of ``dst``."""
     dtype = np.dtype(spec.dtype)
@@ -381,6 +414,10 @@ def launch(kernel: ContractKernel, spec: KernelSpec,
         return dst.copy_to_host()
     if isinstance(batch, ScanBatch):
         dst = cuda.device_array(batch.n_blocks * scan.out_length(spec), dtype=dtype)
+        launcher(_device(batch.items, dtype), _device(batch.initial, dtype), dst)
+        return dst.copy_to_host()
+    if isinstance(batch, WarpScanBatch):
+        dst = cuda.device_array(batch.n_blocks * warp_scan.out_length(spec), dtype=dtype)
         launcher(_device(batch.items, dtype), _device(batch.initial, dtype), dst)
         return dst.copy_to_host()
     if isinstance(batch, WarpReduceBatch):

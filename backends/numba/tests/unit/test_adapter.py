@@ -91,9 +91,9 @@ def _exchange(method: str, slicing: str = "off", output: str = "inplace", block:
                                 variant=(("slicing", slicing), ("output", output)))
 
 
-def test_declares_the_load_store_exchange_shuffle_reduce_scan_and_warp_reduce_families(adapter: NumbaAdapter) -> None:
+def test_declares_the_block_families_warp_reduce_and_warp_scan(adapter: NumbaAdapter) -> None:
     assert adapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce",
-                                  "block.scan", "warp.reduce"}
+                                  "block.scan", "warp.reduce", "warp.scan"}
 
 
 def test_an_exchange_kernel_key_holds_its_variant_but_not_its_block(adapter: NumbaAdapter) -> None:
