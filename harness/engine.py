@@ -267,7 +267,7 @@ class Engine:
             launch = oracle.build(spec, cases, self.seed)
             before = oracle.snapshot(launch.batch)
         self.launches += 1
-        self.emit(LaunchRecord(coopcheck.kernel_symbol(spec), tuple(c.id for c in cases), self.launches,
+        self.emit(LaunchRecord(coopcheck.launched_symbol(self.adapter, spec), tuple(c.id for c in cases), self.launches,
                                blocks=tuple(launch.case_of_block.tolist())))
         try:
             with self.timed("launch"):

@@ -1,8 +1,9 @@
 """Which case a sanitizer record belongs to: kernel name -> launches of that worker -> block -> case.
 
 The launch ledger (:class:`harness.journal.LaunchRecord`) gives each launch's kernel name
-(``coopcheck.kernel_symbol(spec)``, contained in every backend's kernel name), its cases in block
-order (block ``b`` ran ``cases[b]``) and the worker pid.
+(``coopcheck.launched_symbol(adapter, spec)``: the adapter's name of the kernel it launched, by default
+``coopcheck.kernel_symbol(spec)``, contained in every backend's kernel name), its cases in block order (block ``b``
+ran ``cases[b]``) and the worker pid.
 """
 
 from __future__ import annotations

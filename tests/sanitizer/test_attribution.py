@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.journal import JournalWriter, LaunchRecord
+import coopcheck
+
+from harness.cases import group_by_kernel
+from harness.contracts import load_contracts
+from harness.engine import Engine
+from harness.journal import JournalWriter, LaunchRecord, Record
+from harness.lanes import lane_cases
 from harness.sanitizer.attribution import Finding, Launch, Target, Unmapped, attribute, read_launches
 from harness.sanitizer.records import Frame, SanitizerRecord, parse_file
+from tests.support.model_backend import ModelAdapter
 
 RECORDED = Path(__file__).parent / "recorded"
 JOURNAL = Path("journal/gw0.jsonl")
@@ -110,3 +117,25 @@ def test_launches_are_read_from_the_ledger(tmp_path: Path) -> None:
     with JournalWriter(path) as writer:
         writer.write(LaunchRecord(LOAD, (case("32", "full"),), 1, pid=42))
     assert read_launches(path, control=True) == [Launch(LOAD, (case("32", "full"),), 1, 42, path, True)]
+
+
+class EntryModel(ModelAdapter):
+    """The model backend as one kernel per dtype serving every spec (its statics as run-time parameters), named
+    apart from ``coopcheck.kernel_symbol``."""
+
+    def launched_symbol(self, spec: coopcheck.KernelSpec) -> str:
+        return f"model_entry__{spec.dtype}"
+
+
+def test_a_record_naming_the_kernel_an_adapter_launched_reaches_the_case_of_its_block(small_contracts: Path) -> None:
+    contract = next(c for c in load_contracts(small_contracts) if c.id == "block.load")
+    spec, cases = next(iter(group_by_kernel([c for c in lane_cases(contract, "model", "pr", "simulator")
+                                             if c.reject is None])))
+    emitted: list[Record] = []
+    Engine(EntryModel(), "simulator", 1, emitted.append).run_group(spec, cases)
+    ledger = [r for r in emitted if isinstance(r, LaunchRecord)]
+    launches = [Launch(r.kernel_name, r.cases, r.seq, r.pid, JOURNAL, blocks=r.blocks) for r in ledger]
+    entry = f"model_entry__{spec.dtype}"
+    found = attribute(record(f"{entry}(short *, int)", block=(1, 0, 0)), launches[:1])
+    assert isinstance(found, Finding) and [t.case for t in found.targets] == [launches[0].case_of_block(1)]
+    assert {r.kernel_name for r in ledger} == {entry} and coopcheck.kernel_symbol(spec) not in entry

@@ -3,7 +3,7 @@
 Dependency-free on purpose: importing ``coopcheck`` loads no CUDA, numba or cutlass module.
 """
 
-from coopcheck.adapter import Adapter, Artifacts, CaseSupport, KernelSpec, kernel_symbol
+from coopcheck.adapter import Adapter, Artifacts, CaseSupport, KernelSpec, LaunchNaming, kernel_symbol, launched_symbol
 from coopcheck.availability import BackendUnavailable, require
 from coopcheck.exchange import ExchangeBatch
 from coopcheck.load_store import LoadBatch, StoreBatch
@@ -26,8 +26,8 @@ from coopcheck.warp_scan import WarpScanBatch
 __all__ = [
     "ALGORITHMS", "DTYPES", "OPERATIONS", "TRANSPOSE_FAMILY",
     "Adapter", "Artifacts", "BackendUnavailable", "CaseSupport", "ExchangeBatch", "InvalidParameter", "KernelSpec",
-    "LoadBatch", "ReduceBatch", "ScanBatch", "ShuffleBatch", "StoreBatch",
+    "LaunchNaming", "LoadBatch", "ReduceBatch", "ScanBatch", "ShuffleBatch", "StoreBatch",
     "UnknownBackend", "WarpReduceBatch", "WarpScanBatch", "active", "available", "block_threads", "check_static",
-    "kernel_symbol", "register", "require",
+    "kernel_symbol", "launched_symbol", "register", "require",
 ]
 __version__ = "0.1.0"

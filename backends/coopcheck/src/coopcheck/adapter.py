@@ -9,6 +9,9 @@ Optional methods (an adapter without one gets the default behaviour):
 
 * ``unsupported_case(spec, values) -> str | None`` (:class:`CaseSupport`): an API that cannot take some
   run-time case values (say, no partial tiles) declines those cases with the reason; the others launch.
+* ``launched_symbol(spec) -> str`` (:class:`LaunchNaming`): the name of the kernel a launch of ``spec`` runs,
+  where one kernel serves several specializations (its run-time parameters telling them apart); the launch ledger
+  records it, so sanitizer records naming that kernel reach ``spec``'s cases. Default: :func:`kernel_symbol`.
 * ``toolchain() -> dict[str, str]`` (:class:`ToolchainReport`), callable on the class: the versions
   of what the backend compiles with, recorded in the journal's fingerprint; it must be cheap (no
   toolchain import), since the harness asks before it activates any backend.
@@ -119,6 +122,20 @@ class CaseSupport(Protocol):
     def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:
         """None when the backend can run the case whose case axes have ``values`` (resolved: valid_items
         and offset in elements, the others as the contract names them); else the exact reason."""
+
+
+@runtime_checkable
+class LaunchNaming(Protocol):
+    """An adapter one of whose kernels serves several specializations (optional; see the module docstring)."""
+
+    def launched_symbol(self, spec: KernelSpec) -> str:
+        """The name of the kernel a launch of ``spec`` runs: contained in the name a sanitizer reports for it."""
+
+
+def launched_symbol(adapter: object, spec: KernelSpec) -> str:
+    """The kernel name a launch of ``spec`` by ``adapter`` runs: its ``launched_symbol``, else
+    :func:`kernel_symbol`."""
+    return adapter.launched_symbol(spec) if isinstance(adapter, LaunchNaming) else kernel_symbol(spec)
 
 
 class ToolchainReport(Protocol):
