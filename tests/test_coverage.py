@@ -22,8 +22,8 @@ def test_the_shipped_manifest_asks_gpu_and_every_sanitizer_lane_of_every_backend
                           for b in ("numba", "cutlass", "rustfatbin") for k in kinds} | {
         Cell(c, "cccl", k) for c in ("block.load", "block.store", "block.exchange", "block.reduce", "block.scan")
         for k in device_only} | {
-        Cell("block.reduce", b, k) for b in ("numba", "cutlass", "rustfatbin") for k in kinds} | {
-        Cell("block.scan", b, k) for b in ("numba", "cutlass") for k in kinds} | {  # the Scan builders so far
+        Cell(c, b, k) for c in ("block.reduce", "block.scan") for b in ("numba", "cutlass", "rustfatbin")
+        for k in kinds} | {
         Cell("warp.reduce", "numba", k) for k in kinds} | {  # the Warp Reduce builders so far
         Cell("warp.scan", "numba", k) for k in kinds}  # the Warp Scan builders so far
     assert [EVIDENCE[k].lane for k in kinds] == ["host", "host", "host", "gpu", *(f"gpu-{t}" for t in SANITIZER_TOOLS)]

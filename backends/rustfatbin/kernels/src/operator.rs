@@ -1,8 +1,10 @@
 //! The operators of the reducing families (`coopcheck.reduce`): sum, min, max, matmul and first, over
 //! every dtype's arithmetic. Integers wrap; float min and max are fmin and fmax (a NaN operand is ignored
 //! unless both are one), selecting an operand bit for bit; float16 is [`F16`], its bits with IEEE
-//! half arithmetic (PTX's `.f16` instructions), so that it never passes for the `u16` of uint16.
+//! half arithmetic (PTX's `.f16` instructions), so that it never passes for the `u16` of uint16. (A host build of
+//! the operators, which the Scan kernel's host run uses, has no PTX: no F16.)
 
+#[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
 
 use crate::item::Item;
@@ -87,10 +89,12 @@ macro_rules! float {
 float!(f32, f64);
 
 /// An IEEE half: float16 items, as their bits.
+#[cfg(target_arch = "nvptx64")]
 #[derive(Clone, Copy, PartialEq)]
 #[repr(transparent)]
 pub struct F16(pub u16);
 
+#[cfg(target_arch = "nvptx64")]
 impl F16 {
     const MAGNITUDE: u16 = 0x7fff;
     const INFINITY: u16 = 0x7c00;
@@ -108,6 +112,7 @@ impl F16 {
     }
 }
 
+#[cfg(target_arch = "nvptx64")]
 impl Item for F16 {
     #[inline(always)]
     unsafe fn store_shared(self, addr: u32) {
@@ -119,6 +124,7 @@ impl Item for F16 {
     }
 }
 
+#[cfg(target_arch = "nvptx64")]
 impl Operand for F16 {
     const ZERO: Self = F16(0);
     const ONE: Self = F16(0x3c00);

@@ -14,8 +14,8 @@ use crate::block::{Block, WARP};
 use crate::operator::{Operand, Operator, Record};
 use crate::shared::{scratch, sync_block};
 
-/// Levels of a tree over one warp's lanes: steps 1, 2, 4, 8, 16.
-const TREE_LEVELS: u32 = WARP.trailing_zeros();
+/// Levels of a tree (or a doubling scan) over one warp's lanes: steps 1, 2, 4, 8, 16.
+pub(crate) const TREE_LEVELS: u32 = WARP.trailing_zeros();
 
 /// How the block reduces the threads' partials.
 pub trait Algorithm {
@@ -35,8 +35,15 @@ pub struct WarpReductions;
 
 /// Shared-window address of scratch element `index`.
 #[inline(always)]
-fn slot<T>(base: u32, index: u32) -> u32 {
+pub(crate) fn slot<T>(base: u32, index: u32) -> u32 {
     base + index * size_of::<T>() as u32
+}
+
+/// Partials per raking segment: raking thread t (t < 32, t * segment < threads) takes partials
+/// t * segment .. (t + 1) * segment, so at most a warp of threads rakes.
+#[inline(always)]
+pub(crate) fn raking_segment(threads: u32) -> u32 {
+    if threads > WARP { threads.div_ceil(WARP) } else { 1 }
 }
 
 /// An in-order tree over the lanes `l` (at most a warp's) with `l * scale < limit`, through scratch slots
@@ -67,8 +74,7 @@ impl Algorithm for Raking {
     unsafe fn reduce<T: Operand, O: Operator<T>>(block: Block, partial: T, num_valid: u32, record: &mut Record<T>)
         -> T {
         let base = scratch();
-        // Raking thread t (t < 32, t * segment < threads) takes partials t * segment .. (t + 1) * segment.
-        let segment = if block.threads > WARP { block.threads.div_ceil(WARP) } else { 1 };
+        let segment = raking_segment(block.threads);
         let mut x = partial;
         unsafe {
             if block.rank < num_valid {

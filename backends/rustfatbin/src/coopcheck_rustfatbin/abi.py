@@ -2,20 +2,24 @@
 
 The crate exports one kernel per specialization of each family it implements (Load/Store in
 ``kernels/src/kernels.rs``, Exchange in ``exchange_kernels.rs``, Shuffle in ``shuffle_kernels.rs``, Reduce in
-``reduce_kernels.rs``): dtype x items_per_thread x algorithm x the family's variant values, less those its family's
-static rules refuse; the block shape is read at run time. Parameters follow the family's batched ABI
-(``coopcheck.load_store``, ``coopcheck.exchange``, ``coopcheck.shuffle``, ``coopcheck.reduce``) in its order; the C
+``reduce_kernels.rs``, Scan in ``scan_kernels.rs``): dtype x items_per_thread x algorithm x the family's variant
+values, less those its family's static rules refuse; the block shape is read at run time, and so are Scan's mode
+and seed (:data:`RUN_TIME_STATICS`: one entry serves the six specializations that differ in them, named by
+:func:`entry_symbol`). Parameters follow the family's batched ABI (``coopcheck.load_store``, ``coopcheck.exchange``,
+``coopcheck.shuffle``, ``coopcheck.reduce``, ``coopcheck.scan``) in its order, the run-time statics after it; the C
 types are those of the crate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import coopcheck
-from coopcheck import InvalidParameter, KernelSpec, exchange, kernel_symbol, load_store, reduce, shuffle
+from coopcheck import InvalidParameter, KernelSpec, exchange, kernel_symbol, load_store, reduce, scan, shuffle
 from coopcheck.families import check_spec, family_of
+from coopcheck.vocabulary import WARP_SIZE
 
 #: items_per_thread values the crate exports Load/Store kernels for.
 ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8, 16)
@@ -23,6 +27,10 @@ ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8, 16)
 FAMILY_ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8)
 #: ... and Reduce kernels for: its contract's values (8 is not among them).
 REDUCE_ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 16)
+#: ... and Scan kernels for: its contract's values.
+SCAN_ITEMS_PER_THREAD = (1, 2, 4, 7, 16)
+#: Per operation, the variant axes its kernels take as run-time parameters, each value passed as its index here.
+RUN_TIME_STATICS = {"block.scan": {"mode": scan.MODES, "seed": scan.SEEDS}}
 #: Bytes per element; float16 travels as its 16 bits.
 ITEM_BYTES = {
     "uint8": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
@@ -59,8 +67,11 @@ EXCHANGE_PARAMS = (Param("items"), Param("ranks", "int32"), Param("flags", "int3
 SHUFFLE_PARAMS = (Param("items"), Param("prior"), Param("distance", "int32"), Param("dst"))
 #: ``(const T *items, const int32_t *valid, const T *sentinel, T *dst)``
 REDUCE_PARAMS = (Param("items"), Param("valid", "int32"), Param("sentinel"), Param("dst"))
+#: ``(const T *items, const T *initial, T *dst, int64_t mode, int64_t seed)``
+SCAN_PARAMS = (Param("items"), Param("initial"), Param("dst"), Param("mode", "int64", pointer=False),
+               Param("seed", "int64", pointer=False))
 PARAMS = {"block.load": LOAD_PARAMS, "block.store": STORE_PARAMS, "block.exchange": EXCHANGE_PARAMS,
-          "block.shuffle": SHUFFLE_PARAMS, "block.reduce": REDUCE_PARAMS}
+          "block.shuffle": SHUFFLE_PARAMS, "block.reduce": REDUCE_PARAMS, "block.scan": SCAN_PARAMS}
 OPERATIONS = frozenset(PARAMS)
 
 
@@ -70,6 +81,8 @@ def exported_items_per_thread(operation: str, algorithm: str) -> tuple[int, ...]
         return ITEMS_PER_THREAD
     if operation in reduce.OPERATIONS:
         return REDUCE_ITEMS_PER_THREAD
+    if operation in scan.OPERATIONS:
+        return SCAN_ITEMS_PER_THREAD
     return (1,) if algorithm in shuffle.SCALAR else FAMILY_ITEMS_PER_THREAD
 
 
@@ -82,8 +95,27 @@ def statics_ok(spec: KernelSpec) -> bool:
     return True
 
 
+def entry_symbol(spec: KernelSpec) -> str:
+    """The name of the crate's entry that runs ``spec``: its kernel symbol without the run-time statics.
+
+    >>> entry_symbol(KernelSpec("block.scan", "int8", (65,), 2, "raking",
+    ...                         variant=(("op", "sum"), ("mode", "exclusive"), ("seed", "prefix"))))
+    'coop_block_scan__int8__ipt2__raking__sum'
+    """
+    run_time = RUN_TIME_STATICS.get(spec.operation, {})
+    return kernel_symbol(replace(spec, variant=tuple(v for v in spec.variant if v[0] not in run_time)))
+
+
+def run_time_value(param: Param, spec: KernelSpec, batch: Any) -> int:
+    """The value of by-value parameter ``param`` in a launch of ``spec``: a run-time static's code (its index in
+    :data:`RUN_TIME_STATICS`), else the batch's field."""
+    codes = RUN_TIME_STATICS.get(spec.operation, {}).get(param.name)
+    return codes.index(spec.static(param.name)) if codes else int(getattr(batch, param.name))
+
+
 def specializations() -> Iterator[KernelSpec]:
-    """One spec (one-warp block) per kernel the crate exports: none that its family's static rules refuse."""
+    """One spec (one-warp block) per specialization of the contracts the crate has a kernel for: none that its
+    family's static rules refuse (Scan's entries serve several: see :func:`entry_symbol`)."""
     Variant = tuple[tuple[str, str], ...]
     families: list[tuple[str, Sequence[str], list[Variant]]] = [
         (op, coopcheck.ALGORITHMS, [()]) for op in sorted(load_store.OPERATIONS)]
@@ -91,6 +123,8 @@ def specializations() -> Iterator[KernelSpec]:
                      [(("slicing", s), ("output", o)) for s in exchange.SLICING for o in exchange.OUTPUTS]))
     families.append(("block.shuffle", shuffle.METHODS, [(("output", o),) for o in shuffle.OUTPUTS]))
     families.append(("block.reduce", reduce.ALGORITHMS, [(("op", o),) for o in reduce.OPERATORS]))
+    families.append(("block.scan", scan.ALGORITHMS, [(("op", o), ("mode", m), ("seed", s)) for o in scan.OPERATORS
+                                                     for m in scan.MODES for s in scan.SEEDS]))
     for operation, algorithms, variants in families:
         for algorithm in algorithms:
             for dtype in coopcheck.DTYPES:
@@ -103,13 +137,16 @@ def specializations() -> Iterator[KernelSpec]:
 
 def exported_symbols() -> frozenset[str]:
     """The contract kernels every pass of the crate exports."""
-    return frozenset(kernel_symbol(spec) for spec in specializations())
+    return frozenset(entry_symbol(spec) for spec in specializations())
 
 
 def dynamic_shared_bytes(spec: KernelSpec) -> int:
     """Dynamic shared memory a launch of ``spec`` needs: the transpose family's scratch tile; Exchange's tile, or
-    time-sliced one warp's share of it; Shuffle's and Reduce's one item a thread."""
+    time-sliced one warp's share of it; Shuffle's and Reduce's one item a thread; Scan's one item a thread, one a
+    warp's lane and one broadcast."""
     item = ITEM_BYTES[spec.dtype]
+    if spec.operation in scan.OPERATIONS:
+        return (spec.threads + WARP_SIZE + 1) * item
     if spec.operation in exchange.OPERATIONS:
         sliced = spec.static("slicing") == "on"
         return exchange.warp_lanes(spec.threads) * spec.items_per_thread * item if sliced else spec.tile * item

@@ -1,7 +1,9 @@
 """The harness adapter of the Rust fatbin backend: compile is a lookup in the shipped fatbin.
 
 Every kernel was built ahead of time (``coopcheck_rustfatbin.build``); compiling a spec validates its
-statics with its family's ``check_spec`` and checks that the fatbin holds its symbol for the arch.
+statics with its family's ``check_spec`` and checks that the fatbin holds its entry for the arch. A Scan entry
+serves the specs that differ only in mode and seed (run-time parameters), so the adapter names the entry a launch
+runs (``launched_symbol``) for the launch ledger and sanitizer attribution.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from coopcheck import (
     KernelSpec,
     LoadBatch,
     ReduceBatch,
+    ScanBatch,
     ShuffleBatch,
     StoreBatch,
-    kernel_symbol,
 )
 from coopcheck.families import check_spec
 from coopcheck.fatbin import KIND_PTX
@@ -28,7 +30,7 @@ from coopcheck.fatbin import KIND_PTX
 from coopcheck_rustfatbin import abi
 from coopcheck_rustfatbin.bundle import Bundle, LoaderError
 
-Batch = LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch
+Batch = LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch
 
 
 @dataclass(frozen=True)
@@ -68,18 +70,22 @@ class RustFatbinAdapter:
                     f"(got {spec.items_per_thread})")
         return None
 
+    def launched_symbol(self, spec: KernelSpec) -> str:
+        """The entry a launch of ``spec`` runs (``coopcheck.LaunchNaming``)."""
+        return abi.entry_symbol(spec)
+
     def kernel_key(self, spec: KernelSpec) -> Hashable:
-        """The symbol: every block shape shares one kernel. A kernel that takes scratch adds its size
-        (a launch parameter that inspection reports), and a spec with bad statics keys apart,
+        """The entry: every block shape (and Scan's mode and seed) shares one kernel. A kernel that takes scratch
+        adds its size (a launch parameter that inspection reports), and a spec with bad statics keys apart,
         since its compile must raise where an equal symbol's compile succeeds."""
         if not abi.statics_ok(spec):
             return ("rejected", spec)
-        shared = abi.dynamic_shared_bytes(spec)
-        return (kernel_symbol(spec), shared) if shared else kernel_symbol(spec)
+        shared, symbol = abi.dynamic_shared_bytes(spec), abi.entry_symbol(spec)
+        return (symbol, shared) if shared else symbol
 
     def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
         check_spec(spec)
-        symbol = kernel_symbol(spec)
+        symbol = abi.entry_symbol(spec)
         if symbol not in self.bundle.symbols(arch):
             reason = self.unsupported_reason(spec) or "the crate does not export it"
             raise LoaderError(f"{symbol}: not in {self.bundle.path} for {arch}: {reason}")
@@ -115,13 +121,14 @@ class RustFatbinAdapter:
 
 def _launch_args(symbol: str, spec: KernelSpec, batch: Batch) -> list[Any]:
     """The kernel's arguments in ABI order; ``dst`` is the one that comes back: Store's is its batch's, in and
-    out; every other family's is output only, ``abi.out_length`` elements a block."""
+    out; every other family's is output only, ``abi.out_length`` elements a block. A by-value argument is the
+    batch's, or the code of a run-time static of ``spec``."""
     from coopcheck_rustfatbin.loader import In, InOut, Out
 
     args: list[Any] = []
     for param in abi.PARAMS[spec.operation]:
         if not param.pointer:
-            args.append(int(getattr(batch, param.name)))
+            args.append(abi.run_time_value(param, spec, batch))
         elif param.name == "dst" and isinstance(batch, StoreBatch):
             args.append(InOut(_typed(symbol, param, batch.dst, spec.dtype)))
         elif param.name == "dst":

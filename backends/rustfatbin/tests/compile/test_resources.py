@@ -1,8 +1,9 @@
-"""The contracts' resource rules on the final SASS of every Load/Store and Reduce kernel the fatbin ships, per
-arch: no local memory, stack or CALL anywhere; no shared memory or barrier outside the transpose family, which
-must exchange through shared memory (and, block-wide, a barrier), while every reduction passes its partials through
-shared memory across barriers. And few enough registers for the contracts' largest block, 1024 threads. The warp
-Exchange methods must make no CALL either; at sm_80 they do (a known defect, held by a strict xfail)."""
+"""The contracts' resource rules on the final SASS of every Load/Store, Reduce and Scan kernel the fatbin ships, per
+arch: no local memory, stack or CALL anywhere; no shared memory or barrier outside the transpose family, which must
+exchange through shared memory (and, block-wide, a barrier), while every reduction and scan passes its partials
+through shared memory across barriers (a Scan entry serves every mode and seed: each is read once). And few enough
+registers for the contracts' largest block, 1024 threads. The warp Exchange methods must make no CALL either; at
+sm_80 they do (a known defect, held by a strict xfail)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ SPECS = [
 REDUCE_SPECS = sorted(
     (s for s in abi.specializations() if s.operation == "block.reduce"), key=coopcheck.kernel_symbol
 )
+#: One spec per Scan entry: its mode and seed are run-time parameters.
+SCAN_SPECS = sorted({abi.entry_symbol(s): s for s in abi.specializations() if s.operation == "block.scan"}.values(),
+                    key=abi.entry_symbol)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +43,7 @@ def adapter(built) -> RustFatbinAdapter:
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("spec", SPECS + REDUCE_SPECS, ids=coopcheck.kernel_symbol)
+@pytest.mark.parametrize("spec", SPECS + REDUCE_SPECS + SCAN_SPECS, ids=abi.entry_symbol)
 def test_kernel_meets_the_resource_rules(adapter, spec, arch):
     report = inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=arch)))
     assert resource_violations(report, spec.algorithm, RULES[spec.operation]) == []
@@ -65,3 +69,10 @@ SM_80_WARP_CALL = pytest.mark.xfail(strict=True, reason=(
 def test_a_warp_exchange_makes_no_call(adapter, spec, arch):
     report = inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=arch)))
     assert [str(i) for i in report.find("CALL")] == []
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_every_scan_entry_of_the_fatbin_is_read(built, arch):
+    (capability,) = [c for c in built.manifest["capabilities"] if c["arch"] == arch]
+    shipped = {s for s in capability["symbols"] if s.startswith("coop_block_scan__")}
+    assert {abi.entry_symbol(s) for s in SCAN_SPECS} == shipped and len(shipped) == 615

@@ -1,12 +1,14 @@
-"""The fatbin's Exchange, Shuffle and Reduce kernels on a GPU, launched through the adapter as the harness launches
-them (every case of the kernel point, each in every data pattern, one block each) and judged by the family's oracle.
+"""The fatbin's Exchange, Shuffle, Reduce and Scan kernels on a GPU, launched through the adapter as the harness
+launches them (every case of the kernel point, each in every data pattern, one block each) and judged by the
+family's oracle.
 
 Every Exchange method runs time-sliced and not, in place and separate; every Shuffle method in place and separate;
 over 1-D, 2-D and 3-D blocks, a partial last warp, a block of fewer than 32 threads (a warp method's barrier then
-names 30 lanes) and 1024 threads (64 KiB of Exchange scratch unsliced, past the 48 KiB a launch gets without
-opting in). Every Reduce algorithm runs with every operator it takes, over every block of its contract: the
-65-thread blocks of NVIDIA/cccl#1902, partial last warps, whole warps (raking_commutative_only's own path) and its
-fallback.
+names 30 lanes) and 1024 threads (64 KiB of Exchange scratch unsliced, past the 48 KiB a launch gets without opting
+in). Every Reduce algorithm runs with every operator it takes, over every block of its contract: the 65-thread
+blocks of NVIDIA/cccl#1902, partial last warps, whole warps (raking_commutative_only's own path) and its fallback.
+Every Scan algorithm runs with every operator, mode and seed (one entry serves the modes and seeds), over every
+block of its contract.
 """
 
 from __future__ import annotations
@@ -76,6 +78,28 @@ REDUCES = [
     ("warp_reductions", "float64", "13x5", 16, "min"),
 ]
 
+#: (algorithm, dtype, block, ipt, op, mode, seed)
+SCANS = [
+    ("raking", "int8", "65", 1, "sum", "inclusive", "none"),
+    ("raking", "float16", "13x5", 2, "min", "exclusive", "none"),
+    ("raking", "uint16", "1", 4, "matmul", "inclusive", "initial"),
+    ("raking", "float64", "1024", 16, "max", "exclusive", "initial"),
+    ("raking", "uint32", "8x4x2", 7, "sum", "inclusive", "prefix"),
+    ("raking", "int64", "65", 2, "matmul", "exclusive", "prefix"),
+    ("raking_memoize", "float16", "16x8", 7, "max", "inclusive", "none"),
+    ("raking_memoize", "uint64", "32", 4, "matmul", "exclusive", "none"),
+    ("raking_memoize", "int32", "65", 16, "min", "inclusive", "initial"),
+    ("raking_memoize", "uint8", "13x5", 1, "sum", "exclusive", "initial"),
+    ("raking_memoize", "float32", "1024", 2, "max", "inclusive", "prefix"),
+    ("raking_memoize", "int16", "1", 7, "matmul", "exclusive", "prefix"),
+    ("warp_scans", "uint16", "1024", 1, "matmul", "inclusive", "none"),
+    ("warp_scans", "float64", "65", 7, "sum", "exclusive", "none"),
+    ("warp_scans", "int8", "8x4x2", 2, "max", "inclusive", "initial"),
+    ("warp_scans", "float16", "32", 16, "sum", "exclusive", "initial"),
+    ("warp_scans", "int32", "13x5", 4, "min", "inclusive", "prefix"),
+    ("warp_scans", "float16", "65", 1, "sum", "exclusive", "prefix"),
+]
+
 
 def _check(adapter: RustFatbinAdapter, contract: str, point: tuple[tuple[str, Any], ...]) -> None:
     for seed in (20261202, 7):
@@ -110,6 +134,22 @@ def test_the_reduce_kernels_cover_every_algorithm_with_its_operators_every_block
         (a, o) for a in axes["alg"] for o in axes["op"] if a != "raking_commutative_only" or o in COMMUTATIVE}
     assert {k[1] for k in REDUCES} == set(axes["dtype"]) and {k[2] for k in REDUCES} == set(axes["block"])
     assert {k[3] for k in REDUCES} == set(axes["ipt"])
+
+
+@pytest.mark.parametrize("kernel", SCANS, ids=lambda k: "-".join(map(str, k)))
+def test_a_scan_kernel_matches_the_oracle(adapter: RustFatbinAdapter, kernel: tuple[Any, ...]) -> None:
+    algorithm, dtype, block, ipt, op, mode, seed = kernel
+    _check(adapter, "block.scan", (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", algorithm), ("op", op),
+                                   ("mode", mode), ("seed", seed)))
+
+
+def test_the_scan_kernels_cover_every_algorithm_with_every_operator_mode_and_seed_every_block_dtype_and_ipt() -> None:
+    axes = CONTRACTS["block.scan"].axes
+    assert {(k[0], k[4]) for k in SCANS} == {(a, o) for a in axes["alg"] for o in axes["op"]}
+    assert {(k[0], k[5], k[6]) for k in SCANS} == {(a, m, s) for a in axes["alg"] for m in axes["mode"]
+                                                   for s in axes["seed"]}
+    assert {k[1] for k in SCANS} == set(axes["dtype"]) and {k[2] for k in SCANS} == set(axes["block"])
+    assert {k[3] for k in SCANS} == set(axes["ipt"])
 
 
 def test_the_kernels_cover_every_method_both_ways_every_block_and_dtype() -> None:

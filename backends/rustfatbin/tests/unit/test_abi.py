@@ -8,15 +8,18 @@ from pathlib import Path
 import coopcheck
 import numpy as np
 import pytest
-from coopcheck import KernelSpec, exchange, kernel_symbol, reduce, shuffle
+from coopcheck import KernelSpec, exchange, kernel_symbol, reduce, scan, shuffle
 from coopcheck_rustfatbin import abi
+
+from harness.cases import expand
+from harness.contracts import load_contracts
 
 SOURCES = Path(__file__).resolve().parents[2] / "kernels" / "src"
 RUST_TYPES = {"i32": "int32", "i64": "int64"}
 #: Where each operation's exported entry is, and the name of its ``fn``.
 ENTRIES = {"block.load": ("kernels.rs", "load"), "block.store": ("kernels.rs", "store"),
            "block.exchange": ("exchange_kernels.rs", "entry"), "block.shuffle": ("shuffle_kernels.rs", "entry"),
-           "block.reduce": ("reduce_kernels.rs", "entry")}
+           "block.reduce": ("reduce_kernels.rs", "entry"), "block.scan": ("scan_kernels.rs", "entry")}
 
 
 def _rust_params(operation: str) -> list[abi.Param]:
@@ -66,6 +69,29 @@ def test_every_reduce_param_but_dst_comes_from_the_batch():
     assert names[-1] == "dst" and set(names[:-1]) <= set(coopcheck.ReduceBatch.__dataclass_fields__)
 
 
+def test_every_scan_pointer_param_but_dst_comes_from_the_batch_and_the_values_are_its_run_time_statics():
+    params = abi.PARAMS["block.scan"]
+    pointers = [p.name for p in params if p.pointer]
+    assert pointers[-1] == "dst" and set(pointers[:-1]) <= set(coopcheck.ScanBatch.__dataclass_fields__)
+    assert [p.name for p in params if not p.pointer] == list(abi.RUN_TIME_STATICS["block.scan"])
+
+
+def test_the_crate_reads_the_run_time_statics_by_the_codes_the_host_passes():
+    source = (SOURCES / "scan.rs").read_text()
+    codes = abi.RUN_TIME_STATICS["block.scan"]
+    seeds = dict(re.findall(r"(\d+) => Seed::(\w+),", source))  # any other code is Seed::None
+    assert [seeds.get(str(code), "None").lower() for code in range(len(codes["seed"]))] == list(codes["seed"])
+    assert re.search(r"const INCLUSIVE: i64 = (\d+);", source)[1] == str(codes["mode"].index("inclusive"))
+    assert re.search(r"pub const PREFIX_TILES: usize = (\d+);", source)[1] == str(scan.PREFIX_TILES)
+
+
+@pytest.mark.parametrize(("mode", "seed", "codes"), [("inclusive", "none", [0, 0]), ("exclusive", "prefix", [1, 2]),
+                                                     ("exclusive", "initial", [1, 1])])
+def test_a_scan_launch_passes_the_codes_of_its_mode_and_seed(mode, seed, codes):
+    spec = scan_spec("int32", "raking", "sum", mode=mode, seed=seed)
+    assert [abi.run_time_value(p, spec, None) for p in abi.PARAMS["block.scan"] if not p.pointer] == codes
+
+
 def test_the_crate_exports_every_dtype_ipt_and_algorithm_the_host_lists():
     dtypes = _export_list("dtypes")[0::2]  # "uint8: u8, ..." -> names
     assert dtypes == list(coopcheck.DTYPES)
@@ -98,6 +124,41 @@ def test_the_crate_exports_reduce_kernels_of_every_dtype_at_the_items_per_thread
     assert [int(n) for n in _export_list("ipts", file)] == list(abi.REDUCE_ITEMS_PER_THREAD)
 
 
+def test_the_crate_exports_scan_kernels_of_every_dtype_algorithm_and_operator_at_the_items_per_thread_listed():
+    file = "scan_kernels.rs"
+    integers, floats = _export_list("integers", file)[0::2], _export_list("floats", file)[0::2]
+    assert integers + floats == list(coopcheck.DTYPES) and all(f.startswith("float") for f in floats)
+    assert [int(n) for n in _export_list("ipts", file)] == list(abi.SCAN_ITEMS_PER_THREAD)
+    invocation = (SOURCES / file).read_text()
+    assert re.findall(r"export!\(@one \$dtype \$t \$ipt (\w+) ", invocation) == list(scan.ALGORITHMS)
+    operators = re.findall(r"\[((?:\w+: \w+, )*\w+: \w+)\]\); \)\*", invocation)
+    assert [[o.split(":")[0] for o in ops.split(", ")] for ops in operators] == [list(scan.OPERATORS),
+                                                                                 ["sum", "min", "max"]]
+
+
+def scan_spec(dtype: str, algorithm: str, op: str, ipt: int = 1, mode: str = "inclusive",
+              seed: str = "none") -> KernelSpec:
+    return KernelSpec("block.scan", dtype, (32,), ipt, algorithm, variant=(("op", op), ("mode", mode), ("seed", seed)))
+
+
+def test_the_scan_entries_are_every_combination_the_static_rules_allow_less_mode_and_seed():
+    symbols = {s for s in abi.exported_symbols() if s.startswith("coop_block_scan__")}
+    # integers: 3 algorithms x 4 operators; floats: no matmul
+    assert len(symbols) == len(abi.SCAN_ITEMS_PER_THREAD) * 3 * (8 * 4 + 3 * 3) == 615
+    assert abi.entry_symbol(scan_spec("float16", "raking_memoize", "max", 16, "exclusive", "prefix")) in symbols
+    assert abi.entry_symbol(scan_spec("int8", "warp_scans", "matmul", 7, seed="initial")) in symbols
+    assert abi.entry_symbol(scan_spec("float64", "raking", "matmul")) not in symbols
+
+
+def test_every_scan_kernel_point_of_the_contract_has_an_entry_that_its_kernel_symbol_begins_with():
+    (contract,) = [c for c in load_contracts() if c.id == "block.scan"]
+    specs = {case.spec for case in expand(contract, "rustfatbin", "full") if case.reject is None}
+    symbols = abi.exported_symbols()
+    assert len(specs) == 7 * 5 * 3 * 6 * (8 * 4 + 3 * 3)  # blocks x ipts x algorithms x modes and seeds x ...
+    assert {s for s in specs if abi.entry_symbol(s) not in symbols} == set()
+    assert all(kernel_symbol(s).startswith(abi.entry_symbol(s) + "__") for s in specs)
+
+
 def reduce_spec(dtype: str, algorithm: str, op: str, ipt: int = 1) -> KernelSpec:
     return KernelSpec("block.reduce", dtype, (32,), ipt, algorithm, variant=(("op", op),))
 
@@ -118,8 +179,8 @@ def test_exported_symbols_are_kernel_symbols_of_every_combination():
     load_store = len(coopcheck.OPERATIONS) * dtypes * len(abi.ITEMS_PER_THREAD) * len(coopcheck.ALGORITHMS)
     exchanges = dtypes * len(abi.FAMILY_ITEMS_PER_THREAD) * len(exchange.METHODS) * 2 * 2  # slicing, output
     shuffles = dtypes * 2 * (2 * 1 + 4 * len(abi.FAMILY_ITEMS_PER_THREAD))  # output; offset, rotate at ipt 1
-    reduces = 822
-    assert len(symbols) == load_store + exchanges + shuffles + reduces == 770 + 2112 + 572 + 822
+    reduces, scans = 822, 615
+    assert len(symbols) == load_store + exchanges + shuffles + reduces + scans == 770 + 2112 + 572 + 822 + 615
     assert kernel_symbol(KernelSpec("block.store", "float16", (8, 4, 2), 7, "warp_transpose")) in symbols
     assert "coop_block_load__int32__ipt4__striped" in symbols
     assert "coop_block_exchange__uint8__ipt7__scatter_to_striped_flagged__on__separate" in symbols
@@ -160,6 +221,16 @@ def test_a_reduction_takes_one_item_a_thread_and_returns_two_a_thread(dtype, blo
     threads = int(np.prod(block))
     assert abi.dynamic_shared_bytes(spec) == threads * np.dtype(dtype).itemsize
     assert abi.out_length(spec) == reduce.out_length(spec) == 2 * threads
+
+
+@pytest.mark.parametrize(("dtype", "block", "seed"), [("float16", (65,), "prefix"), ("uint64", (13, 5), "none"),
+                                                     ("int8", (1,), "initial")])
+def test_a_scan_takes_an_item_a_thread_a_warp_and_one_more(dtype, block, seed):
+    spec = KernelSpec("block.scan", dtype, block, 7, "raking", variant=(("op", "sum"), ("mode", "inclusive"),
+                                                                         ("seed", seed)))
+    threads = int(np.prod(block))
+    assert abi.dynamic_shared_bytes(spec) == (threads + 32 + 1) * np.dtype(dtype).itemsize
+    assert abi.out_length(spec) == scan.out_length(spec)
 
 
 @pytest.mark.parametrize("dtype", coopcheck.DTYPES)

@@ -28,12 +28,17 @@ def reduce_spec(dtype="int32", block=(65,), ipt=2, algorithm="raking", op="sum")
     return KernelSpec("block.reduce", dtype, block, ipt, algorithm, variant=(("op", op),))
 
 
+def scan_spec(dtype="int32", block=(65,), ipt=2, algorithm="raking", op="sum", mode="inclusive",
+              seed="none") -> KernelSpec:
+    return KernelSpec("block.scan", dtype, block, ipt, algorithm, variant=(("op", op), ("mode", mode), ("seed", seed)))
+
+
 def test_is_a_coop_adapter(adapter):
     assert isinstance(adapter, coopcheck.Adapter) and adapter.name == "rustfatbin"
 
 
-def test_declares_block_reduce(adapter):
-    assert "block.reduce" in adapter.operations
+def test_declares_block_reduce_and_scan(adapter):
+    assert {"block.reduce", "block.scan"} <= adapter.operations
 
 
 @pytest.mark.parametrize(("bad", "rule"), [
@@ -49,6 +54,10 @@ def test_declares_block_reduce(adapter):
     (reduce_spec(dtype="float32", op="matmul"), "reduce_integer_operator"),
     (reduce_spec(op="prod"), "reduce_operator"),
     (reduce_spec(ipt=5, algorithm="warp_reductions_nondeterministic"), "reduce_algorithm"),
+    (scan_spec(dtype="float64", op="matmul", seed="prefix"), "scan_integer_operator"),
+    (scan_spec(mode="both"), "scan_mode"),
+    (scan_spec(seed="callback"), "scan_seed"),
+    (scan_spec(ipt=3, algorithm="raking_nondeterministic"), "scan_algorithm"),
 ])
 def test_compile_refuses_bad_statics_with_their_rule(adapter, bad, rule):
     assert adapter.unsupported_reason(bad) is None  # a rejection case must reach compile
@@ -99,6 +108,24 @@ def test_a_reduction_keys_by_its_scratch_of_one_item_a_thread(adapter):
     keys = {adapter.kernel_key(reduce_spec("int16", block, 7, "warp_reductions", "matmul"))
             for block in [(65,), (13, 5), (100,)]}
     assert keys == {(symbol, 65 * 2), (symbol, 100 * 2)}
+
+
+def test_a_scan_of_every_mode_and_seed_keys_by_one_entry_and_its_scratch(adapter):
+    symbol = "coop_block_scan__uint16__ipt7__warp_scans__matmul"
+    keys = {adapter.kernel_key(scan_spec("uint16", block, 7, "warp_scans", "matmul", mode, seed))
+            for block in [(65,), (13, 5), (1,)] for mode in ("inclusive", "exclusive")
+            for seed in ("none", "initial", "prefix")}
+    assert keys == {(symbol, (65 + 33) * 2), (symbol, (1 + 33) * 2)}
+
+
+def test_a_scan_launch_is_named_by_its_entry_and_compile_looks_the_entry_up(adapter):
+    s = scan_spec("float16", (8, 4, 2), 16, "raking_memoize", "max", "exclusive", "prefix")
+    assert isinstance(adapter, coopcheck.LaunchNaming)
+    assert adapter.launched_symbol(s) == coopcheck.launched_symbol(adapter, s) \
+        == "coop_block_scan__float16__ipt16__raking_memoize__max"
+    compiled = adapter.compile(s, arch="sm_90")
+    assert compiled.symbol == adapter.launched_symbol(s) and compiled.dynamic_shared_bytes == (64 + 33) * 2
+    assert adapter.launched_symbol(reduce_spec()) == coopcheck.kernel_symbol(reduce_spec())
 
 
 def test_compile_looks_a_reduction_up_with_its_scratch(adapter):
@@ -194,6 +221,18 @@ def test_reduce_arguments_follow_the_abi_with_dst_two_items_a_thread():
     assert [type(a) for a in args] == [In, In, In, Out]
     assert args[0].array is batch.items and args[1].array is batch.valid and args[2].array is batch.sentinel
     assert args[3] == Out(n * 2 * 65, "uint8")
+
+
+@pytest.mark.parametrize(("mode", "seed", "tiles", "codes"), [("inclusive", "none", 1, [0, 0]),
+                                                               ("exclusive", "prefix", 3, [1, 2])])
+def test_scan_arguments_follow_the_abi_with_mode_and_seed_codes_last(mode, seed, tiles, codes):
+    s = scan_spec("int64", (13, 5), 4, "warp_scans", "min", mode, seed)
+    n = 3
+    batch = coopcheck.ScanBatch(np.zeros(n * tiles * s.tile, "int64"), np.ones(n, "int64"), s.tile, tiles)
+    args = _launch_args("k", s, batch)
+    assert [type(a) for a in args] == [In, In, Out, int, int] and args[3:] == codes
+    assert args[0].array is batch.items and args[1].array is batch.initial
+    assert args[2] == Out(n * (tiles * (s.tile + 65) + 65), "int64")
 
 
 def test_a_sentinel_of_another_dtype_is_refused():
