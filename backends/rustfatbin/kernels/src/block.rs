@@ -1,5 +1,6 @@
 //! The calling thread's place in its block: its rank (x fastest) and the block's size.
 
+#[cfg(target_arch = "nvptx64")]
 use core::arch::nvptx::{
     _block_dim_x, _block_dim_y, _block_dim_z, _block_idx_x, _thread_idx_x, _thread_idx_y,
     _thread_idx_z,
@@ -18,6 +19,8 @@ pub struct Block {
     pub index: u32,
 }
 
+// The host run of the Scan kernel body (tests/hostrun) brings its own.
+#[cfg(target_arch = "nvptx64")]
 impl Block {
     #[inline(always)]
     pub fn current() -> Self {

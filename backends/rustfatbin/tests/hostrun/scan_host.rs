@@ -1,5 +1,5 @@
-//! The crate's Scan kernel body (`kernels/src/scan.rs`, with its operators and raking grid) run on the host, for the
-//! host tests: one OS thread per GPU thread of a block, the block barrier a `std::sync::Barrier`, and the dynamic
+//! The crate's Scan kernel body (`kernels/src/scan.rs`, with its operators, raking grid and block) run on the host,
+//! for the host tests: one OS thread per GPU thread of a block, the block barrier a `std::sync::Barrier`, and the dynamic
 //! shared scratch a byte array whose every access is checked against the barriers. A byte written by one thread
 //! and read or written by another between the same two barriers is a race, a byte read before any write is
 //! uninitialized, one past the launch's scratch is out of bounds: each ends the run with a message and status 3.
@@ -21,27 +21,17 @@ use std::sync::{Arc, Barrier};
 
 use operator::{Operand, Operator};
 
-/// The calling GPU thread, as `kernels/src/block.rs` has it (rank, block size and index set per host thread).
-mod block {
-    use std::cell::Cell;
+#[path = "../../kernels/src/block.rs"]
+mod block;
 
-    pub const WARP: u32 = 32;
+thread_local! {
+    /// The calling GPU thread (rank, block size and index), set per host thread.
+    static CURRENT: std::cell::Cell<Option<block::Block>> = const { std::cell::Cell::new(None) };
+}
 
-    #[derive(Clone, Copy)]
-    pub struct Block {
-        pub rank: u32,
-        pub threads: u32,
-        pub index: u32,
-    }
-
-    thread_local! {
-        pub static CURRENT: Cell<Option<Block>> = const { Cell::new(None) };
-    }
-
-    impl Block {
-        pub fn current() -> Self {
-            CURRENT.with(|c| c.get()).expect("a thread of a simulated block")
-        }
+impl block::Block {
+    pub fn current() -> Self {
+        CURRENT.with(|c| c.get()).expect("a thread of a simulated block")
     }
 }
 
@@ -211,7 +201,7 @@ fn run<T: Operand + Send, O: Operator<T>, A: scan::Algorithm, const IPT: usize>(
             for rank in 0..launch.threads {
                 let (barrier, threads, mode, seed) = (barrier.clone(), launch.threads, launch.mode, launch.seed);
                 std::thread::Builder::new().stack_size(1 << 18).spawn_scoped(scope, move || {
-                    block::CURRENT.with(|c| c.set(Some(block::Block { rank, threads, index })));
+                    CURRENT.with(|c| c.set(Some(block::Block { rank, threads, index })));
                     sim::start_thread(barrier);
                     // SAFETY: the buffers outlive the scope; each thread writes only its own slots of dst.
                     unsafe {
