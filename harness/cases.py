@@ -23,8 +23,9 @@ from harness.contracts import Contract, RejectCase, kernel_spec
 from harness.errors import CaseIdError
 
 PROFILES = ("full", "pr", "smoke")
-#: Covering strength per sub-profile: pr holds every pair of values of every two kernel axes, smoke every
-#: value of every kernel axis (for the slow host executors: numba's CUDA simulator runs a thread a time).
+#: Covering strength per sub-profile: pr holds every pair of values of every two kernel axes (and every combination
+#: of values a rule speaks of), smoke every value of every kernel axis (for the slow host executors: numba's CUDA
+#: simulator runs a thread a time).
 COVERING = {"pr": 2, "smoke": 1}
 #: The valid_items boundaries the smoke profile keeps (the simulator's budget): the edges of the tile, one
 #: past a thread's share of the block and of a warp's, one random value.
@@ -125,26 +126,70 @@ def kernel_points(contract: Contract, profile: str) -> tuple[tuple[tuple[str, An
     grid = [tuple(zip(axes, values, strict=True))
             for values in itertools.product(*(contract.axes[a] for a in axes))]
     grid = [p for p in grid if _kernel_ok(contract, dict(p))]
-    return tuple(grid if profile == "full" else _covering(grid, COVERING[profile]))
+    if profile == "full":
+        return tuple(grid)
+    pairs = _combinations(grid, COVERING[profile])
+    chosen = _covering(pairs)
+    if profile == "pr":
+        chosen += _rule_points(contract, grid, pairs, chosen)
+    return tuple(grid[i] for i in chosen)
 
 
-def _covering(grid: list[tuple[tuple[str, Any], ...]], strength: int) -> list[tuple[tuple[str, Any], ...]]:
-    """A greedy deterministic covering of every combination of ``strength`` kernel axes' values that some
-    valid kernel point holds (all-pairs for 2): each step takes the first point covering the most uncovered."""
-    pair_index: dict[tuple[Any, ...], int] = {}
+def _combinations(grid: list[tuple[tuple[str, Any], ...]], strength: int) -> np.ndarray:
+    """(point, k) the index of each combination of ``strength`` kernel axes' values that a grid point holds."""
+    index: dict[tuple[Any, ...], int] = {}
     point_pairs = []
     for point in grid:
         values = [v for _, v in point]
-        point_pairs.append([pair_index.setdefault((*axes, *(values[i] for i in axes)), len(pair_index))
+        point_pairs.append([index.setdefault((*axes, *(values[i] for i in axes)), len(index))
                             for axes in itertools.combinations(range(len(values)), strength)])
-    pairs = np.array(point_pairs, dtype=np.int64)
-    uncovered = np.ones(len(pair_index), dtype=bool)
-    chosen: list[tuple[tuple[str, Any], ...]] = []
+    return np.array(point_pairs, dtype=np.int64)
+
+
+def _covering(pairs: np.ndarray) -> list[int]:
+    """A greedy deterministic covering of every combination of :func:`_combinations` that some valid kernel point
+    holds (all-pairs for 2 axes): each step takes the first point covering the most uncovered."""
+    uncovered = np.ones(int(pairs.max()) + 1, dtype=bool)
+    chosen: list[int] = []
     while uncovered.any():
         best = int(np.argmax(uncovered[pairs].sum(axis=1)))  # argmax: the first of the best
         uncovered[pairs[best]] = False
-        chosen.append(grid[best])
+        chosen.append(best)
     return chosen
+
+
+def _rule_points(contract: Contract, grid: list[tuple[tuple[str, Any], ...]], pairs: np.ndarray,
+                 chosen: list[int]) -> list[int]:
+    """The grid points pr adds so that some case holds every combination of the values a rule's ``when`` names
+    that some case of the grid holds (all-pairs holds those of a rule of two axes, not of three): greedily, the
+    point holding the most combinations left, of those the one whose pairs pr holds least often (a second look
+    at the least tested), the first of those."""
+    needed = [dict(zip(rule.when, values, strict=True))
+              for rule in contract.rules for values in itertools.product(*rule.when.values())]
+    left = [c for c in needed if not any(_point_holds(contract, grid[i], c) for i in chosen)]
+    added: list[int] = []
+    while left:
+        holds = np.array([[_point_holds(contract, point, c) for c in left] for point in grid], dtype=bool)
+        count = holds.sum(axis=1)
+        if not count.any():  # what is left, no case holds: nothing to cover
+            break
+        seen = np.bincount(pairs[chosen + added].ravel(), minlength=int(pairs.max()) + 1)
+        best = int(np.argmin(np.where(count == count.max(), seen[pairs].sum(axis=1), np.iinfo(np.int64).max)))
+        added.append(best)
+        left = [c for c, held in zip(left, holds[best], strict=True) if not held]
+    return added
+
+
+def _point_holds(contract: Contract, point: tuple[tuple[str, Any], ...], combination: dict[str, Any]) -> bool:
+    """Whether some case of kernel point ``point`` holds ``combination`` (values of kernel and case axes)."""
+    at = dict(point)
+    for axis, value in combination.items():
+        if axis in at:
+            if at[axis] != value:
+                return False
+        elif value not in (point_valid_names(contract, point) if axis == "valid" else contract.case_values(axis, at)):
+            return False
+    return True
 
 
 def expand(contract: Contract, backend: str, profile: str) -> list[Case]:

@@ -47,6 +47,28 @@ def test_pr_profile_covers_every_pair_of_values_of_every_two_kernel_axes(contrac
     assert len(points) < len(full) / 20
 
 
+def _holds(params: dict[str, object], combination: dict[str, object]) -> bool:
+    return all(params[axis] == value for axis, value in combination.items())
+
+
+def test_pr_profile_exercises_every_combination_of_values_each_rule_speaks_of(contract: Contract) -> None:
+    """A rule speaks of every combination of the values its ``when`` names: each one that some case of the full
+    grid holds, some pr case holds too, or a backend breaking the rule there passes pr (all-pairs holds a rule of two
+    axes; one of three did not: an exclusive sum without a seed)."""
+    pr = [dict(c.params) for c in expand(contract, "t", "pr") if c.reject is None]
+    for rule in contract.rules:
+        axes = list(rule.when)
+        for values in itertools.product(*(rule.when[a] for a in axes)):
+            combination = dict(zip(axes, values, strict=True))
+            if any(_holds(params, combination) for params in pr):
+                continue
+            kernel = {a: v for a, v in combination.items() if a in contract.kernel_axes}
+            full = [dict(c.params) for point in kernel_points(contract, "full") if _holds(dict(point), kernel)
+                    for c in point_cases(contract, "t", point)]
+            held = next((params for params in full if _holds(params, combination)), None)
+            assert held is None, f"{contract.id}: rule {rule.name}: no pr case holds {combination} (full: {held})"
+
+
 def test_every_kernel_point_sweeps_the_valid_items_boundaries_with_every_offset_and_oob(swept: Contract) -> None:
     contract = swept
     point = (("dtype", "int32"), ("block", "256"), ("ipt", 4), ("alg", "striped"))

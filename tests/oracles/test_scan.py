@@ -70,7 +70,7 @@ def contract() -> Contract:
 
 def test_the_sequential_reference_passes_on_every_pr_point(contract: Contract) -> None:
     judged, failing, _ = pr_verdicts(contract, sequential)
-    assert judged == 99 and failing == 0
+    assert judged == 100 and failing == 0
 
 
 def test_only_thread_0_need_call_the_prefix_callback(contract: Contract) -> None:

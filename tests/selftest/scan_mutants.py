@@ -66,6 +66,17 @@ class ExclusiveShiftOwnSlot(ScanMutant):
         return np.concatenate([inclusive[:, -1:], inclusive[:, :-1]], axis=1)
 
 
+class ExclusiveSumUnseeded(ScanMutant):
+    """ExclusiveSum runs ExclusiveScan without an initial value, not from T{}: item 0 of the tile is what thread 0's
+    undefined prefix holds (its own partial), not 0."""
+
+    name = "scan-exclusive-sum-unseeded"
+    rules = ("exclusive-sum-zero",)
+
+    def seed_of(self, call: Call, seed: Seed) -> Seed:
+        return seed
+
+
 class CallbackOutsideFirstWarp(ScanMutant):
     """warp_scans drops its ``warp_id == 0`` test: every thread calls its prefix callback with the block aggregate
     (thread 0's return value still prefixes the tile, so only the calls show it)."""
@@ -214,8 +225,8 @@ RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated = common_mutan
 FloatCanonicalized.rules = ("float-min-max",)  # a float sum of canonicalized values is within its bound
 
 SCAN_MUTANTS: tuple[type[ScanMutant], ...] = (
-    WrongIdentity, ModeSwapped, ExclusiveShiftOwnSlot, CallbackOutsideFirstWarp, CallbackPerWarp, SeedTwice,
-    SeedIgnored, AggregateWithSeed, PrefixNotCarried, ThreadReduceReversed, WarpScanReversed, SeedOnTheRight,
-    DownsweepReversed, RakingSegmentFloor, RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated,
-    InitialOverwritten,
+    WrongIdentity, ModeSwapped, ExclusiveShiftOwnSlot, ExclusiveSumUnseeded, CallbackOutsideFirstWarp,
+    CallbackPerWarp, SeedTwice, SeedIgnored, AggregateWithSeed, PrefixNotCarried, ThreadReduceReversed,
+    WarpScanReversed, SeedOnTheRight, DownsweepReversed, RakingSegmentFloor, RankYMajor, StaticsUnchecked,
+    FloatCanonicalized, OutputTruncated, InitialOverwritten,
 )
