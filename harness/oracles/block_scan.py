@@ -220,15 +220,13 @@ def explain(spec: coopcheck.KernelSpec, snap: ScanBatch, got: np.ndarray, wrong:
             prim[..., :] = scanned[..., order]  # the output as the y-major primitive indexes it
             trial = got[at].copy()
             trial[:, lay.scanned] = prim.reshape(n, n_tiles * spec.tile)
-            want, _, _ = _judge(spec, moved, trial)
-            back = want[:, lay.scanned].reshape(n, n_tiles, spec.tile).copy()
+            # the aggregates and the callback's arguments too: a non-commutative operator's differ in that order
+            alt, _, _ = _judge(spec, moved, trial)
+            back = alt[:, lay.scanned].reshape(n, n_tiles, spec.tile).copy()
             abi = np.empty_like(back)
             abi[..., order] = back
-            alt = got[at].copy()
             alt[:, lay.scanned] = abi.reshape(n, n_tiles * spec.tile)
-            defined = np.zeros(alt.shape, dtype=bool)
-            defined[:, lay.scanned] = True
-            yield "rank-y-major", alt, defined, None
+            yield "rank-y-major", alt, np.ones(alt.shape, dtype=bool), None
 
     return matches(got, wrong, bad, predict)
 

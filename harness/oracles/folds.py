@@ -15,7 +15,7 @@ import numpy as np
 from coopcheck.reduce import RECORDING
 
 from harness.oracles.judging import Bools
-from harness.oracles.operands import extreme, identity, matmul, of_bits, random_bits
+from harness.oracles.operands import extreme, identity, invertible, matmul, of_bits, random_bits
 from harness.oracles.values import raw_view
 
 
@@ -39,6 +39,9 @@ def with_invalid(spec: coopcheck.KernelSpec, items: np.ndarray, invalid: Bools, 
         fill = np.broadcast_to(sentinel[:, None], items.shape)
     elif op in ("min", "max"):
         fill = np.full(items.shape, extreme(spec, low=op == "min"), dtype=dtype)
+    elif op == "matmul":  # invertible: taken, it changes any product but as the identity
+        width = items.shape[1]
+        fill = invertible(dtype, random_bits(keys, width, "invalid"), random_bits(keys, width, "choice"))
     else:
         fill = of_bits(dtype, random_bits(keys, items.shape[1], "invalid"))
     return np.where(invalid, fill, items), sentinel

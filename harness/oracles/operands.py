@@ -3,9 +3,10 @@ packed matrix product, shared by those families' oracles.
 
 A pattern is chosen so that a known wrong implementation changes a result: full-range integers (sums wrap), values
 of one sign (a wrong identity shows), -0.0 as the extreme and NaNs among the items (min and max of floats), sparse
-non-zeros (first; matmul: sparse non-identities), finite floats (a sum judged within a rounding bound derived from
-its inputs) and integral floats whose every partial sum is exact (a sum judged bit-exactly). Every value is a
-function of a block's key and the element's index only (:func:`random_bits`).
+non-zeros (first; matmul: sparse non-identities), invertible matrices (matmul: no running product collapses to the
+zero matrix, after which operands taken in the wrong order would not show), finite floats (a sum judged within a
+rounding bound derived from its inputs) and integral floats whose every partial sum is exact (a sum judged
+bit-exactly). Every value is a function of a block's key and the element's index only (:func:`random_bits`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from harness.oracles.launch import Launch, block_order
 from harness.oracles.values import mix
 
 #: Salts of the streams of random bits a launch draws per block (items, their shape, the invalid slots' fill, the
-#: sentinel, a scan's initial value, a warp's segment flags): streams of one block never coincide.
-SALT = {"items": 0x11, "invalid": 0x22, "sentinel": 0x33, "shape": 0x44, "initial": 0x55, "flags": 0x66}
+#: sentinel, a scan's initial value, a warp's segment flags, the lowest bits of an invalid slot's matrix): streams of
+#: one block never coincide.
+SALT = {"items": 0x11, "invalid": 0x22, "sentinel": 0x33, "shape": 0x44, "initial": 0x55, "flags": 0x66,
+        "choice": 0x77}
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -42,7 +45,7 @@ def pattern_names(spec: coopcheck.KernelSpec) -> tuple[str, ...]:
         return ("uniform", "exact") if is_float(spec) else ("random", "small")
     if op in ("min", "max"):
         return ("finite", "zeros", "nan") if is_float(spec) else ("random", "positive", "negative")
-    return ("random", "sparse")
+    return ("invertible", "sparse")
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,28 @@ def of_bits(dtype: np.dtype[Any], bits64: np.ndarray) -> np.ndarray:
     return (bits64 >> np.uint64(64 - width)).astype(f"uint{width}").view(dtype)
 
 
+#: The six invertible 2x2 matrices over GF(2), entry j at bit j: a matrix modulo 2**k is invertible iff its
+#: determinant is odd, iff its entries' lowest bits are one of these.
+UNITS_MOD_2 = (0b1001, 0b0110, 0b1011, 0b1101, 0b0111, 0b1110)
+
+
+def invertible(dtype: np.dtype[Any], bits64: np.ndarray, choice: np.ndarray) -> np.ndarray:
+    """Packed 2x2 matrices invertible modulo 2**k (k = bits/4): the entries' lowest bits one of :data:`UNITS_MOD_2`
+    (picked by ``choice``), every other bit the top bits of ``bits64``. Uniform over the invertible matrices: a
+    product of them is invertible too (never the zero matrix), and they are far from commuting (GL(2, Z/2**k) is
+    not abelian; already GL(2, 2) is the symmetric group on three things).
+
+    >>> [int(v) for v in invertible(np.dtype("uint8"), np.zeros(2, np.uint64), np.arange(2, dtype=np.uint64))]
+    [65, 20]
+    """
+    width = dtype.itemsize * 8
+    k = width // 4
+    spread = np.array([sum(((m >> j) & 1) << (j * k) for j in range(4)) for m in UNITS_MOD_2], dtype=np.uint64)
+    lowest = np.uint64(sum(1 << (j * k) for j in range(4)))
+    raw = (bits64 >> np.uint64(64 - width)) & ~lowest | spread[(choice % np.uint64(len(spread))).astype(np.int64)]
+    return raw.astype(f"uint{width}").view(dtype)
+
+
 def finite(dtype: np.dtype[Any], bits64: np.ndarray, spread: int) -> np.ndarray:
     """Finite floats in (-1, 1) times 2**-e, e in [0, spread): no overflow in any sum of a tile."""
     unit = (bits64 >> np.uint64(11)).astype(np.float64) / 2.0**53 * 2 - 1
@@ -122,9 +147,13 @@ def pattern_values(spec: coopcheck.KernelSpec, name: str, r: np.ndarray, r2: np.
         m = max(1, (1 << digits) // spec.tile)
         values = ((r % np.uint64(2 * m + 1)).astype(np.int64) - m).astype(dtype)
         return np.where(np.arange(values.shape[1]) < (1 << digits), values, dtype.type(0))
-    if name == "sparse":  # first: zeros but one slot in eight; matmul: identities but one in eight
-        fill = identity(spec) if op == "matmul" else dtype.type(0)
-        return np.where(r2 % np.uint64(8) == 0, of_bits(dtype, r), fill)
+    if name == "invertible":
+        return invertible(dtype, r, r2)
+    if name == "sparse":  # first: zeros but one slot in eight; matmul: identities but one invertible in eight
+        some = r2 % np.uint64(8) == 0
+        if op == "matmul":
+            return np.where(some, invertible(dtype, r, r2 >> np.uint64(3)), identity(spec))
+        return np.where(some, of_bits(dtype, r), dtype.type(0))
     raise ValueError(f"unknown pattern {name!r}")
 
 

@@ -18,7 +18,15 @@ import coopcheck
 import numpy as np
 
 from harness.oracles.judging import Bools
-from harness.oracles.operands import extreme, identity, is_float, matmul, of_bits, pattern_values, random_bits
+from harness.oracles.operands import (
+    extreme,
+    identity,
+    invertible,
+    is_float,
+    matmul,
+    pattern_values,
+    random_bits,
+)
 from harness.oracles.values import raw_view
 
 
@@ -33,13 +41,13 @@ def seed_identity(spec: coopcheck.KernelSpec) -> np.generic:
 def seed_values(spec: coopcheck.KernelSpec, inits: np.ndarray, keys: np.ndarray, pattern_of_block: np.ndarray,
                 names: tuple[str, ...]) -> np.ndarray:
     """A seed value per block: the identity, or (init ``rand``) a value drawn from the block's key like its items
-    (matmul's: any matrix, not the pattern's mostly-identities)."""
+    (matmul's: any invertible matrix, not the pattern's mostly-identities)."""
     dtype = np.dtype(spec.dtype)
     drawn = np.empty(len(keys), dtype=dtype)
     first, first2 = random_bits(keys, 1, "initial"), random_bits(keys, 1, "invalid")
     for p, name in enumerate(names):
         rows = pattern_of_block == p
-        drawn[rows] = (of_bits(dtype, first[rows]) if spec.static("op") == "matmul"
+        drawn[rows] = (invertible(dtype, first[rows], first2[rows]) if spec.static("op") == "matmul"
                        else pattern_values(spec, name, first[rows], first2[rows]))[:, 0]
     return np.where(inits == "rand", drawn, seed_identity(spec)).astype(dtype)
 

@@ -199,6 +199,27 @@ class DownsweepReversed(ReversedInOneStep):
     step = "downsweep"
 
 
+class WarpAggregatesReversed(ReversedInOneStep):
+    """warp_scans folds each warp's aggregate left of the warps before it: op(warp w, warps 0 to w - 1)."""
+
+    name = "scan-warp-aggregates-reversed"
+    step = "warp-aggregates"
+
+
+class WarpPrefixReversed(ReversedInOneStep):
+    """warp_scans puts the prefix of the warps before a lane's warp right of the lane's own exclusive value."""
+
+    name = "scan-warp-prefix-reversed"
+    step = "warp-prefix"
+
+
+class CallbackFoldReversed(ReversedInOneStep):
+    """The prefix callback folds a tile's aggregate left of its running prefix: op(aggregate, running)."""
+
+    name = "scan-callback-fold-reversed"
+    step = "callback"
+
+
 class RakingSegmentFloor(ScanMutant):
     """The raking segment is threads / 32 rounded down: a block of 65 threads has 32 raking threads raking
     segments of 2, and the last thread's partial lies in none (its prefix never written, the aggregate without
@@ -227,6 +248,7 @@ FloatCanonicalized.rules = ("float-min-max",)  # a float sum of canonicalized va
 SCAN_MUTANTS: tuple[type[ScanMutant], ...] = (
     WrongIdentity, ModeSwapped, ExclusiveShiftOwnSlot, ExclusiveSumUnseeded, CallbackOutsideFirstWarp,
     CallbackPerWarp, SeedTwice, SeedIgnored, AggregateWithSeed, PrefixNotCarried, ThreadReduceReversed,
-    WarpScanReversed, SeedOnTheRight, DownsweepReversed, RakingSegmentFloor, RankYMajor, StaticsUnchecked,
-    FloatCanonicalized, OutputTruncated, InitialOverwritten,
+    WarpScanReversed, SeedOnTheRight, DownsweepReversed, WarpAggregatesReversed, WarpPrefixReversed,
+    CallbackFoldReversed, RakingSegmentFloor, RankYMajor, StaticsUnchecked, FloatCanonicalized, OutputTruncated,
+    InitialOverwritten,
 )
