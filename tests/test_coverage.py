@@ -20,12 +20,12 @@ def test_the_shipped_manifest_asks_gpu_and_every_sanitizer_lane_of_every_backend
     device_only = [k for k in kinds if k not in ("compile", "resources")]  # cccl compiles only on a GPU
     assert set(cells) == {Cell(c, b, k) for c in ("block.load", "block.store", "block.exchange", "block.shuffle")
                           for b in ("numba", "cutlass", "rustfatbin") for k in kinds} | {
-        Cell(c, "cccl", k) for c in ("block.load", "block.store", "block.exchange", "block.reduce", "block.scan")
-        for k in device_only} | {
+        Cell(c, "cccl", k) for c in ("block.load", "block.store", "block.exchange", "block.reduce", "block.scan",
+                                     "warp.reduce", "warp.scan") for k in device_only} | {
         Cell(c, b, k) for c in ("block.reduce", "block.scan") for b in ("numba", "cutlass", "rustfatbin")
         for k in kinds} | {
-        Cell("warp.reduce", "numba", k) for k in kinds} | {  # the Warp Reduce builders so far
-        Cell("warp.scan", "numba", k) for k in kinds}  # the Warp Scan builders so far
+        Cell("warp.reduce", "numba", k) for k in kinds} | {  # the Warp Reduce builders on the host so far
+        Cell("warp.scan", "numba", k) for k in kinds}  # the Warp Scan builders on the host so far
     assert [EVIDENCE[k].lane for k in kinds] == ["host", "host", "host", "gpu", *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
     assert [EVIDENCE[k].tool for k in kinds] == [None, None, None, None, *SANITIZER_TOOLS]
 

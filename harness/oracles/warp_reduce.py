@@ -17,7 +17,7 @@ return -56 (200 wraps), lane 2 must return 93; lanes 1 and 3 are not judged; eve
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from coopcheck.warp_reduce import ALGORITHMS as ALGORITHMS
 from coopcheck.warp_reduce import (
     MODES,
     OPERATORS,
+    VALID_LANES,
     WIDTHS,
     WarpReduceBatch,
     check_spec,
@@ -45,9 +46,8 @@ from harness.oracles.values import raw_view
 from harness.oracles.warps import STRADDLE, geometry, straddles
 
 OPERATION = "warp.reduce"
-#: The case axis: valid lanes of a logical warp (reduce) or the flags a lane (head, tail).
-VALID_LANES: dict[str, Callable[[int], int]] = {
-    "full": lambda w: w, "zero": lambda w: 0, "one": lambda w: 1, "half": lambda w: w // 2, "width-1": lambda w: w - 1}
+#: The case axis: valid lanes of a logical warp (reduce: coopcheck.warp_reduce.VALID_LANES) or the flags a lane
+#: (head, tail).
 FLAGS = ("flags-rand", "flags-none", "flags-all")
 AXES = {"width": tuple(map(str, WIDTHS)), "op": OPERATORS, "mode": MODES, "lanes": (*VALID_LANES, *FLAGS)}
 

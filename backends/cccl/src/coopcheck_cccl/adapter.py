@@ -6,9 +6,12 @@ primitive (:mod:`coopcheck_cccl.kernels`), named ``coopcheck.kernel_symbol(spec)
 compile for the current device, so without a CUDA device (or in numba's simulator) every kernel is
 declared NotSupported; with one, Load/Store runs only full-tile cases without oob_default, since 1.1.1
 binds no other overload, Exchange only StripedToBlocked, its one bound method, Reduce partial tiles only with
-one item a thread (its one ``num_valid`` overload), and Scan only with the prefix callback (it binds no
-block_aggregate output, which the ABI asks of seeds none and initial). A kernel declared NotSupported does not
-compile: ``compile`` refuses it with the reason.
+one item a thread (its one ``num_valid`` overload), Scan only with the prefix callback (it binds no
+block_aggregate output, which the ABI asks of seeds none and initial), Warp Reduce only mode reduce with every lane
+of the width valid (``Reduce(input, op)``: no valid_items, no segments), and Warp Scan only the exclusive sum without
+seed or aggregate (``ExclusiveSum``). The warp kernels run every logical warp of the contract's geometry, partial and
+non-power-of-two ones too, where CUB promises less (NVIDIA/cccl#858): what fails there is the GPU run's to say. A
+kernel declared NotSupported does not compile: ``compile`` refuses it with the reason.
 
 Importing this module loads no numba and no cuda.coop: the registry may import it on any machine.
 """
@@ -28,17 +31,21 @@ from coopcheck import (
     ReduceBatch,
     ScanBatch,
     StoreBatch,
+    WarpReduceBatch,
+    WarpScanBatch,
     exchange,
     kernel_symbol,
     load_store,
     reduce,
     require,
     scan,
+    warp_reduce,
+    warp_scan,
 )
 from coopcheck.families import check_spec
 from coopcheck.ptx import entry_name
 
-from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, EXCHANGE_METHODS, REQUIRES, toolchain
+from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, EXCHANGE_METHODS, REQUIRES, binds_warp_scan, toolchain
 
 NO_DEVICE = "cuda.coop compiles only with a CUDA device present (factories query the current device)"
 SIMULATOR = "numba's CUDA simulator cannot run cuda.coop (its primitives are CUB compiled to LTO-IR)"
@@ -54,6 +61,13 @@ SCAN_AGGREGATE = (f"cuda.coop {CUDA_CCCL} binds no BlockScan overload with a blo
                   "aggregate reference'; _types.py: 'Multiple output parameters not supported'): the ABI's "
                   "every-thread aggregate of seeds none and initial has no source (with seed prefix the callback's "
                   "argument is it)")
+WARP_SEGMENTED = (f"cuda.coop {CUDA_CCCL} binds WarpReduce's Reduce(input, op) and Sum(input) only "
+                  "(warp/_warp_reduce.py: make_reduce, make_sum): no HeadSegmentedReduce or TailSegmentedReduce")
+WARP_VALID_ITEMS = (f"cuda.coop {CUDA_CCCL} binds WarpReduce's full-warp Reduce(input, op) and Sum(input) only "
+                    "(warp/_warp_reduce.py): no Reduce(input, op, valid_items), so fewer valid lanes than the width "
+                    "have no overload")
+WARP_SCAN_ONE = (f"cuda.coop {CUDA_CCCL} binds WarpScan's ExclusiveSum(input, output) alone (warp/_warp_scan.py: "
+                 "make_exclusive_sum): no other operator, no inclusive scan, no initial value, no warp_aggregate")
 #: dtype -> why cuda.coop cannot take it (measured: tests/compile/test_primitives.py pins each).
 DTYPES_REFUSED = {
     "float16": f"cuda.coop {CUDA_CCCL} cannot compile float16: its generated CUB wrapper includes no cuda_fp16.h "
@@ -63,19 +77,22 @@ DTYPES_REFUSED = {
 
 @dataclass(frozen=True)
 class CompiledKernel:
-    """A contract kernel compiled for the current device, and the shared memory its primitive needs."""
+    """A contract kernel compiled for the current device, and the dynamic shared memory a launch gives it (its
+    primitive's TempStorage; a warp primitive's, one a logical warp)."""
 
     kernel: Any  # coopcheck_cccl.kernels.Kernel
-    temp_storage_bytes: int
+    shared_bytes: int
     arch: str
 
 
 class CcclAdapter:
     """The ``cccl`` backend: cuda.coop's ``block.make_load`` / ``make_store`` / ``make_exchange`` /
-    ``make_reduce`` / ``make_sum`` / ``make_*_scan`` / ``make_*_sum`` in numba-cuda kernels."""
+    ``make_reduce`` / ``make_sum`` / ``make_*_scan`` / ``make_*_sum`` and ``warp.make_reduce`` / ``make_sum`` /
+    ``make_exclusive_sum`` in numba-cuda kernels."""
 
     name = "cccl"
-    operations = load_store.OPERATIONS | exchange.OPERATIONS | reduce.OPERATIONS | scan.OPERATIONS
+    operations = (load_store.OPERATIONS | exchange.OPERATIONS | reduce.OPERATIONS | scan.OPERATIONS
+                  | warp_reduce.OPERATIONS | warp_scan.OPERATIONS)
 
     def __init__(self) -> None:
         require(self.name, REQUIRES)
@@ -110,14 +127,24 @@ class CcclAdapter:
             return f"cuda.coop {CUDA_CCCL} has no {spec.algorithm!r} algorithm"
         if spec.operation in scan.OPERATIONS and spec.static("seed") != "prefix":
             return SCAN_AGGREGATE
+        if spec.operation in warp_reduce.OPERATIONS and spec.static("mode") != "reduce":
+            return WARP_SEGMENTED
+        if spec.operation in warp_scan.OPERATIONS and not binds_warp_scan(spec):
+            return WARP_SCAN_ONE
         # Reduce: every algorithm and operator of the contract is bound (first through a StatefulFunction); Scan
-        # with the prefix callback: every algorithm, operator and mode.
+        # with the prefix callback: every algorithm, operator and mode; Warp Reduce in mode reduce: every operator
+        # and width; the warp exclusive sum: every width.
         return DTYPES_REFUSED.get(spec.dtype)
 
     def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:
         """Load/Store: only the full tile without oob_default, since 1.1.1 binds ``Load(ptr, items)`` /
         ``Store(ptr, items)``; any offset is taken (the primitive gets ``src[offset:]``). Reduce: a partial tile
-        with one item a thread only. Exchange has no such case values."""
+        with one item a thread only; Warp Reduce: every lane of the width valid only (the ``lanes`` name whose count
+        is the width). Exchange and the scans have no such case values."""
+        lanes = values.get("lanes")
+        if spec.operation in warp_reduce.OPERATIONS and lanes in warp_reduce.VALID_LANES:
+            return None if warp_reduce.VALID_LANES[lanes](warp_reduce.width(spec)) == warp_reduce.width(spec) \
+                else WARP_VALID_ITEMS
         if values.get("valid", spec.tile) != spec.tile:
             if spec.operation not in reduce.OPERATIONS:
                 return PARTIAL_TILE
@@ -151,16 +178,16 @@ class CcclAdapter:
         library = kernel.dispatcher.compile(kernel.signature)._codelibrary
         ptx = library.get_asm_str()
         return Artifacts(kernel_name=entry_name(ptx), cubin=bytes(library.get_cubin().code), ptx=ptx,
-                         arch=compiled.arch, dynamic_shared_bytes=compiled.temp_storage_bytes)
+                         arch=compiled.arch, dynamic_shared_bytes=compiled.shared_bytes)
 
     def can_launch(self) -> bool:
         return self._device_arch is not None
 
-    def launch(self, compiled: CompiledKernel, spec: KernelSpec,
-               batch: LoadBatch | StoreBatch | ExchangeBatch | ReduceBatch | ScanBatch) -> Any:
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch
+               | ReduceBatch | ScanBatch | WarpReduceBatch | WarpScanBatch) -> Any:
         from coopcheck_cccl.kernels import launch
 
-        return launch(compiled.kernel, spec, batch, compiled.temp_storage_bytes)
+        return launch(compiled.kernel, spec, batch, compiled.shared_bytes)
 
 
 def _build(spec: KernelSpec, arch: str) -> CompiledKernel:
@@ -171,5 +198,6 @@ def _build(spec: KernelSpec, arch: str) -> CompiledKernel:
     primitive = primitives.make(spec, LtoCache.from_environment())
     kernel = kernels.contract_kernel(spec, primitive)
     kernel.dispatcher.compile(kernel.signature)  # compile and link now: the compile phase, not the launch
-    kernels.allow_dynamic_shared(kernel, primitive.temp_storage_bytes)
-    return CompiledKernel(kernel, primitive.temp_storage_bytes, arch)
+    shared = kernels.shared_bytes(spec, primitive.temp_storage_bytes)
+    kernels.allow_dynamic_shared(kernel, shared)
+    return CompiledKernel(kernel, shared, arch)

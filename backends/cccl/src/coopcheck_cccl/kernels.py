@@ -11,7 +11,14 @@ flags: the kernel has no such parameters and a launch copies neither to the devi
 the full tile's ``Reduce(items, op)``: a batch asking for a partial tile there is refused. The Scan kernel implements
 :mod:`coopcheck.scan`'s ABI with seed ``prefix`` (the one cuda.coop can give its outputs): each thread's prefix
 callback state carries across the block's tiles, and the block meets at a barrier before it reuses the TempStorage.
-The primitive's TempStorage is dynamic shared memory from byte 0; each kernel is named
+The Warp Reduce kernel implements :mod:`coopcheck.warp_reduce`'s ABI in mode reduce with every lane valid, the one
+cuda.coop binds (``Reduce(input, op)`` / ``Sum(input)``): a batch asking for fewer valid lanes is refused. The Warp
+Scan kernel implements :mod:`coopcheck.warp_scan`'s ABI for the exclusive sum without seed or aggregate
+(``ExclusiveSum(input, output)``). Each logical warp, a partial one too, calls its primitive as CUB's full-warp
+overload, with a TempStorage of its own (:func:`logical_warp_of`): the partial and the non-power-of-two logical
+warps are left to the contract's judging (CUB promises neither: NVIDIA/cccl#858).
+The primitive's TempStorage is dynamic shared memory from byte 0 (a warp primitive's, one slot per logical warp,
+:func:`shared_bytes`); each kernel is named
 ``coopcheck.kernel_symbol(spec)``, which numba mangles into the entry name that sanitizer records show.
 """
 
@@ -29,10 +36,14 @@ from coopcheck import (
     ReduceBatch,
     ScanBatch,
     StoreBatch,
+    WarpReduceBatch,
+    WarpScanBatch,
     exchange,
     kernel_symbol,
     reduce,
     scan,
+    warp_reduce,
+    warp_scan,
 )
 from coopcheck.exchange import out_length
 from numba import cuda
@@ -43,6 +54,8 @@ from coopcheck_cccl import operators
 
 #: Dynamic shared memory a launch gets without opting the kernel in (CUDA's default per-block limit).
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
+#: Threads of a hardware warp, which the contract's logical warps never straddle.
+HARDWARE_WARP = warp_reduce.WARP_SIZE
 #: The alignment of the TempStorage view of dynamic shared memory (any TempStorage of these types needs less).
 TEMP_STORAGE_ALIGNMENT = 16
 
@@ -60,6 +73,8 @@ def contract_kernel(spec: KernelSpec, primitive: Any) -> Kernel:
         return build_reduce(spec, primitive)
     if spec.operation in scan.OPERATIONS:
         return build_scan(spec, primitive)
+    if spec.operation in warp_reduce.OPERATIONS | warp_scan.OPERATIONS:
+        return build_warp(spec, primitive)
     return (build_exchange if spec.operation in exchange.OPERATIONS else build)(spec, primitive)
 
 
@@ -224,6 +239,94 @@ def build_scan(spec: KernelSpec, primitive: Any) -> Kernel:
     return _jit(kernel, spec, primitive, (vector, vector, vector))
 
 
+def logical_warp_of(rank: int, lanes: int) -> int:
+    """The logical warp of thread ``rank`` at width ``lanes``, numbered in rank order as
+    :func:`coopcheck.warp_reduce.logical_warps` numbers them (plain arithmetic: the warp kernels call it compiled).
+
+    >>> [logical_warp_of(rank, 7) for rank in (0, 27, 28, 31, 32, 48)]
+    [0, 3, 4, 4, 5, 7]
+    """
+    return (rank // HARDWARE_WARP) * -(-HARDWARE_WARP // lanes) + (rank % HARDWARE_WARP) // lanes
+
+
+def logical_warps_in_block(spec: KernelSpec) -> int:
+    """How many logical warps a block of ``spec`` holds, each with a TempStorage of its own (CUB asks one a logical
+    warp)."""
+    return logical_warp_of(spec.threads - 1, warp_reduce.width(spec)) + 1
+
+
+def shared_bytes(spec: KernelSpec, temp_storage_bytes: int) -> int:
+    """Dynamic shared memory a launch of ``spec`` takes: the primitive's TempStorage, or for a warp family one
+    TempStorage a logical warp, each :data:`TEMP_STORAGE_ALIGNMENT`-aligned.
+
+    >>> shared_bytes(KernelSpec("warp.scan", "int32", (49,), 1, "any", variant=(("width", "7"),)), 20)
+    256
+    """
+    if spec.operation not in warp_reduce.OPERATIONS | warp_scan.OPERATIONS:
+        return temp_storage_bytes
+    return logical_warps_in_block(spec) * _warp_storage_stride(temp_storage_bytes)
+
+
+def _warp_storage_stride(temp_storage_bytes: int) -> int:
+    """Bytes between two logical warps' TempStorage: the size rounded up to the alignment (an empty one takes one)."""
+    return -(-max(temp_storage_bytes, 1) // TEMP_STORAGE_ALIGNMENT) * TEMP_STORAGE_ALIGNMENT
+
+
+def build_warp(spec: KernelSpec, primitive: Any) -> Kernel:
+    """The Warp Reduce or Warp Scan contract kernel of ``spec`` around ``primitive`` (a warp ``make_reduce`` /
+    ``make_sum`` / ``make_exclusive_sum`` result), not compiled yet: thread ``r`` of logical warp ``w``
+    (:func:`coopcheck.warp_reduce.logical_warps`, numbered in rank order) calls ``primitive(temp_storage[w], item)``
+    (Reduce with ``first`` also the thread's ``[sentinel, seen]`` state) and writes what it returns; Warp Reduce also
+    its seen flag. Every thread of the block calls, whole logical warp or not."""
+    item = numpy_support.from_dtype(np.dtype(spec.dtype))
+    threads, lanes, stride = spec.threads, warp_reduce.width(spec), _warp_storage_stride(primitive.temp_storage_bytes)
+    bx, by = (*spec.block, 1)[:2]
+    vector = types.Array(item, 1, "C")
+    warp_of = cuda.jit(device=True)(logical_warp_of)
+
+    def storage_offset(me):
+        """Where the TempStorage of thread ``me``'s logical warp starts in dynamic shared memory."""
+        return warp_of(me, lanes) * stride
+
+    offset = cuda.jit(device=True)(storage_offset)
+
+    if spec.operation in warp_scan.OPERATIONS:
+
+        def scan_kernel(items, dst):
+            me = np.int64(cuda.threadIdx.x + bx * (cuda.threadIdx.y + by * cuda.threadIdx.z))
+            slot = np.int64(cuda.blockIdx.x) * threads + me
+            # alignment: TEMP_STORAGE_ALIGNMENT, written as the literal numba requires
+            temp = cuda.shared.array(0, numba.uint8, alignment=16)
+            dst[slot] = primitive(temp[offset(me):], items[slot])
+
+        return _jit(scan_kernel, spec, primitive, (vector, vector))
+
+    if spec.static("op") == reduce.RECORDING:
+
+        def call(temp, held, state):
+            return primitive(temp, held, state)
+
+    else:
+
+        def call(temp, held, state):
+            return primitive(temp, held)
+
+    reduced = cuda.jit(device=True)(call)
+
+    def reduce_kernel(items, sentinel, dst):
+        b = np.int64(cuda.blockIdx.x)
+        me = np.int64(cuda.threadIdx.x + bx * (cuda.threadIdx.y + by * cuda.threadIdx.z))
+        state = cuda.local.array(2, item)  # [the block's sentinel, the seen flag]
+        state[0] = sentinel[b]
+        state[1] = 0
+        # alignment: TEMP_STORAGE_ALIGNMENT, written as the literal numba requires
+        temp = cuda.shared.array(0, numba.uint8, alignment=16)
+        dst[2 * b * threads + me] = reduced(temp[offset(me):], items[b * threads + me], state)
+        dst[2 * b * threads + threads + me] = state[1]
+
+    return _jit(reduce_kernel, spec, primitive, (vector, vector, vector))
+
+
 def _jit(kernel: Callable[..., None], spec: KernelSpec, primitive: Any, signature: tuple[Any, ...]) -> Kernel:
     """``kernel`` as ``spec``'s contract kernel: named ``coopcheck.kernel_symbol(spec)`` (numba mangles the qualified
     name), linked with the primitive's LTO-IR, and bounded to the block's threads, so ptxas fits the registers such a
@@ -247,15 +350,35 @@ def full_tiles_only(spec: KernelSpec, batch: LoadBatch | StoreBatch | ReduceBatc
         raise ValueError("a block asks for an oob_default: the cccl kernels take none")
 
 
-def launch(kernel: Kernel, spec: KernelSpec,
-           batch: LoadBatch | StoreBatch | ExchangeBatch | ReduceBatch | ScanBatch, shared: int) -> Any:
+def every_lane_valid(spec: KernelSpec, batch: WarpReduceBatch) -> None:
+    """Refuse a Warp Reduce batch with a block of fewer valid lanes than the width: cuda.coop binds no valid_items,
+    so running it would charge the adapter's own slip to cuda.coop as a Fail."""
+    short = np.flatnonzero(np.asarray(batch.valid) != warp_reduce.width(spec))
+    if short.size:
+        raise ValueError(f"block {short[0]} asks for {batch.valid[short[0]]} valid lanes: the cccl Warp Reduce kernels "
+                         f"take every lane of the width ({warp_reduce.width(spec)}) only")
+
+
+def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | ExchangeBatch | ReduceBatch | ScanBatch
+           | WarpReduceBatch | WarpScanBatch, shared: int) -> Any:
     """One batched launch (grid ``n_blocks``, block ``spec.block``) with ``shared`` bytes of dynamic shared
     memory (past 48 KiB the kernel was opted in when it was built: :func:`allow_dynamic_shared`); returns the
     host copy of ``dst``. Every device array is allocated at its exact size, so memcheck sees any access past one."""
-    if not isinstance(batch, ExchangeBatch | ScanBatch):
+    if isinstance(batch, WarpReduceBatch):
+        every_lane_valid(spec, batch)
+    elif not isinstance(batch, ExchangeBatch | ScanBatch | WarpScanBatch):
         full_tiles_only(spec, batch)
     dtype = np.dtype(spec.dtype)
     run = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
+    if isinstance(batch, WarpScanBatch):
+        dst = cuda.device_array(batch.n_blocks * warp_scan.out_length(spec), dtype)
+        run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)), dst)
+        return dst.copy_to_host()
+    if isinstance(batch, WarpReduceBatch):
+        dst = cuda.device_array(batch.n_blocks * warp_reduce.out_length(spec), dtype)
+        run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)),
+            cuda.to_device(np.ascontiguousarray(batch.sentinel, dtype)), dst)
+        return dst.copy_to_host()
     if isinstance(batch, ScanBatch):
         dst = cuda.device_array(batch.n_blocks * scan.out_length(spec), dtype)
         run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)),

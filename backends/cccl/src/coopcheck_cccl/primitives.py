@@ -1,5 +1,5 @@
-"""cuda.coop's block Load/Store, Exchange, Reduce and Scan primitives, made through its factories (with the LTO-IR
-cache and NVRTC's precompiled headers).
+"""cuda.coop's block Load/Store, Exchange, Reduce and Scan primitives and its warp Reduce and Scan ones, made through
+its factories (with the LTO-IR cache and NVRTC's precompiled headers).
 
 ``make_load`` / ``make_store`` / ``make_exchange`` / ``make_reduce`` / ``make_sum`` / ``make_inclusive_sum`` /
 ``make_exclusive_sum`` / ``make_inclusive_scan`` / ``make_exclusive_scan`` of ``cuda.coop._experimental.block``
@@ -16,7 +16,11 @@ the ABI's seed ``prefix`` only, with the callback of :func:`coopcheck_cccl.opera
 (:mod:`coopcheck_cccl.kernels`) pass the TempStorage explicitly, as dynamic shared memory from byte 0
 (``temp_storage_bytes`` of it at launch, aligned for any TempStorage of these types): the primitive's
 other form declares static shared memory, which stops at 48 KiB, and ends in a ``__syncthreads()`` the
-contract kernels do not need.
+contract kernels do not need. The warp factories ``warp.make_reduce`` / ``make_sum`` (``Reduce(input, op)`` /
+``Sum(input)``, lane 0's result) and ``warp.make_exclusive_sum`` (``ExclusiveSum(input, output)``) take the logical
+warp's width as ``threads_in_warp`` and bind only the form with an explicit TempStorage below 32 lanes
+(``_types.py``: "sub hw warps require computing masks for syncwarp, which is not supported"), which the kernels
+always pass, one a logical warp.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from coopcheck import KernelSpec
-from cuda.coop._experimental import _nvrtc, block
+from coopcheck import KernelSpec, warp_reduce, warp_scan
+from cuda.coop._experimental import _nvrtc, block, warp
+from numba.cuda.np import numpy_support
 
-from coopcheck_cccl import ALGORITHMS, EXCHANGE_METHODS, cache, operators, pch
+from coopcheck_cccl import ALGORITHMS, EXCHANGE_METHODS, binds_warp_scan, cache, operators, pch
 from coopcheck_cccl.kernels import TEMP_STORAGE_ALIGNMENT
 from coopcheck_cccl.toolchain import versions
 
@@ -58,6 +63,8 @@ def make(spec: KernelSpec, lto_cache: cache.LtoCache | None) -> Any:
                                           spec.items_per_thread, spec.algorithm)
         elif spec.operation == "block.scan":
             primitive = _make_scan(spec, dtype, threads)
+        elif spec.operation in warp_reduce.OPERATIONS | warp_scan.OPERATIONS:
+            primitive = _make_warp(spec, dtype)
         else:
             factory = block.make_load if spec.operation == "block.load" else block.make_store
             primitive = factory(dtype, threads, spec.items_per_thread, ALGORITHMS[spec.algorithm])
@@ -81,3 +88,19 @@ def _make_scan(spec: KernelSpec, dtype: np.dtype[Any], threads: int | tuple[int,
     scans = block.make_inclusive_scan if inclusive else block.make_exclusive_scan
     return scans(dtype, threads, operators.operator(op, dtype), spec.items_per_thread, prefix_op=callback,
                  algorithm=spec.algorithm)
+
+
+def _make_warp(spec: KernelSpec, dtype: np.dtype[Any]) -> Any:
+    """The warp primitive of ``spec``: Reduce's full-warp ``Sum`` for ``sum``, its ``Reduce`` with the contract's
+    operator for the others; Scan's ``ExclusiveSum``, the one warp scan cuda.coop binds. The warp factories take the
+    dtype as a numba type (unlike the block ones they do not normalize a NumPy dtype)."""
+    item, lanes, op = numpy_support.from_dtype(dtype), warp_reduce.width(spec), spec.static("op")
+    if spec.operation in warp_scan.OPERATIONS:
+        if not binds_warp_scan(spec):
+            raise ValueError(f"{spec.variant}: cuda.coop binds the warp exclusive sum without seed or aggregate only")
+        return warp.make_exclusive_sum(item, threads_in_warp=lanes)
+    if spec.static("mode") != "reduce":
+        raise ValueError(f"mode {spec.static('mode')!r}: cuda.coop binds no segmented warp reduction")
+    if op == "sum":
+        return warp.make_sum(item, threads_in_warp=lanes)
+    return warp.make_reduce(item, operators.operator(op, dtype), threads_in_warp=lanes)

@@ -341,3 +341,67 @@ def test_a_1024_thread_kernel_of_float64_items_fits_the_register_file(spec: coop
     entry = next(name for name in re.findall(rb"\.text\.(\w+)", cubin) if symbol in name)
     registers = read_resources(cubin, entry.decode()).registers
     assert block_registers(registers, spec.threads) <= REGISTERS_PER_BLOCK, registers
+
+
+def _warp(dtype: str, block: tuple[int, ...], width: int, op: str = "sum") -> coopcheck.KernelSpec:
+    if op == "scan":
+        return coopcheck.KernelSpec("warp.scan", dtype, block, 1, "any", variant=(
+            ("width", str(width)), ("op", "sum"), ("mode", "exclusive"), ("seed", "none"), ("aggregate", "off")))
+    return coopcheck.KernelSpec("warp.reduce", dtype, block, 1, "any",
+                                variant=(("width", str(width)), ("op", op), ("mode", "reduce")))
+
+
+#: What the backend takes of the warp families: make_sum and make_reduce with each other operator (first: a
+#: StatefulFunction), make_exclusive_sum; power-of-two widths (WarpReduceShfl / WarpScanShfl) and 7 and 24
+#: (WarpReduceSmem / WarpScanSmem), 1-D and 2-D blocks with partial logical warps, 1- to 8-byte items.
+WARPS = [
+    _warp("int32", (49,), 7),
+    _warp("float64", (1024,), 32, "min"),
+    _warp("int8", (13, 5), 1, "max"),
+    _warp("uint16", (100,), 24, "matmul"),
+    _warp("float32", (16, 8), 8, "first"),
+    _warp("int64", (1024,), 7, "first"),
+    _warp("int32", (49,), 7, "scan"),
+    _warp("uint64", (1024,), 32, "scan"),
+    _warp("float64", (13, 5), 16, "scan"),
+    _warp("int8", (100,), 24, "scan"),
+]
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize("spec", WARPS, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+def test_the_warp_kernel_links_and_meets_the_contracts_resource_rules(spec: coopcheck.KernelSpec,
+                                                                       tmp_path: Path) -> None:
+    """The kernel of the Warp Reduce / Warp Scan ABI around cuda.coop's warp primitive: the entry named for
+    attribution, a TempStorage a logical warp within its aligned slot, and the contract's resource rules on the final
+    SASS (no block barrier, no local memory, no CALL: the operator and the primitive inlined by link-time
+    optimization)."""
+    from harness.contracts import load_contracts
+    from harness.inspect import inspect_artifacts, resource_violations
+
+    primitive = primitives.make(spec, LtoCache(tmp_path))
+    assert primitive.temp_storage_alignment <= kernels.TEMP_STORAGE_ALIGNMENT
+    assert primitive.temp_storage_bytes <= spec.threads * 8 + 1024
+    cubin, symbol = _link(spec, primitive), coopcheck.kernel_symbol(spec).encode()
+    entry = next(name for name in re.findall(rb"\.text\.(\w+)", cubin) if symbol in name)
+    artifacts = coopcheck.Artifacts(kernel_name=entry.decode(), cubin=cubin, arch="sm_90",
+                                    dynamic_shared_bytes=kernels.shared_bytes(spec, primitive.temp_storage_bytes))
+    contract = {c.operation: c for c in load_contracts()}[spec.operation]
+    point = {"dtype": spec.dtype, "block": "x".join(map(str, spec.block)), "ipt": 1, "alg": "any", **dict(spec.variant)}
+    report = inspect_artifacts(artifacts)
+    assert resource_violations(report, "any", contract.resources_for(point), ["any"]) == []
+
+
+@pytest.mark.usefixtures("sm_90")
+@pytest.mark.parametrize(("spec", "calls"), [
+    (_warp("int32", (64,), 8), {"Sum(param_0)"}),
+    (_warp("int32", (64,), 7, "max"), {"Reduce(param_0, param_1)"}),
+    (_warp("int32", (64,), 7, "scan"), {"ExclusiveSum(param_0, param_1)"}),
+], ids=["sum", "max", "exclusive-sum"])
+def test_the_warp_primitive_binds_cubs_full_warp_call(spec: coopcheck.KernelSpec, calls: set[str],
+                                                      monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The CUB call cuda.coop's wrapper makes for the warp primitive: the full-warp overloads, with the logical
+    warp's width the template's VIRTUAL_WARP_THREADS."""
+    cpp, bound = _bound_calls(lambda: primitives.make(spec, LtoCache(tmp_path)), monkeypatch)
+    assert bound == calls
+    assert re.search(rf"using algorithm_t = cub::Warp\w+<[^>]*,\s*{coopcheck.warp_reduce.width(spec)}>;", cpp), cpp

@@ -85,7 +85,7 @@ def test_the_kernel_matches_the_oracle(adapter: coopcheck.Adapter, spec: coopche
 @pytest.mark.parametrize("spec", _specs(LARGE_SCRATCH), ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
 def test_scratch_past_48_kib(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec) -> None:
     compiled = adapter.compile(spec, arch=ARCH)
-    assert compiled.temp_storage_bytes > 48 * 1024  # type: ignore[attr-defined]
+    assert compiled.shared_bytes > 48 * 1024  # type: ignore[attr-defined]
     _check(adapter, spec, 3)
 
 

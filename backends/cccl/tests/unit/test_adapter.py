@@ -160,13 +160,6 @@ def _scan(seed: str, op: str = "sum", mode: str = "inclusive", algorithm: str = 
                                 variant=(("op", op), ("mode", mode), ("seed", seed)))
 
 
-@pytest.fixture
-def on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> cccl.CcclAdapter:
-    adapter = cccl.CcclAdapter()
-    monkeypatch.setitem(adapter.__dict__, "_device_arch", "sm_90")  # the device a GPU machine reports
-    return adapter
-
-
 def test_with_a_device_every_scan_with_the_prefix_callback_is_taken(on_a_gpu: cccl.CcclAdapter) -> None:
     assert "block.scan" in on_a_gpu.operations
     for algorithm in coopcheck.scan.ALGORITHMS:

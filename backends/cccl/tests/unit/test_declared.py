@@ -16,13 +16,6 @@ from harness.lanes import lane_cases
 from harness.statuses import Status
 
 
-@pytest.fixture
-def on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> cccl.CcclAdapter:
-    adapter = cccl.CcclAdapter()
-    monkeypatch.setitem(adapter.__dict__, "_device_arch", "sm_90")  # the device an H200 reports
-    return adapter
-
-
 def _verdict(adapter: cccl.CcclAdapter, case: coopcheck.KernelSpec) -> Status:
     """The backend's own verdict in a gpu lane where every kernel it runs passes (as the engine decides it)."""
     if case.reject is not None:  # type: ignore[attr-defined]
@@ -34,9 +27,12 @@ def _verdict(adapter: cccl.CcclAdapter, case: coopcheck.KernelSpec) -> Status:
 
 
 @pytest.mark.parametrize(("profile", "operations"), [
-    ("pr", ("block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce", "block.scan")),
+    ("pr", ("block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce", "block.scan", "warp.reduce",
+            "warp.scan")),
     ("full", ("block.reduce",)),
     ("full", ("block.scan",)),
+    ("full", ("warp.reduce",)),
+    ("full", ("warp.scan",)),
 ])
 def test_a_passing_gpu_lane_is_accepted_whole(on_a_gpu: cccl.CcclAdapter, profile: str,
                                              operations: tuple[str, ...]) -> None:

@@ -56,3 +56,42 @@ def test_a_reduce_batch_of_partial_tiles_of_several_items_a_thread_is_refused_be
     kernels.full_tiles_only(spec, _reduce_batch(4, [256, 256]))
     with pytest.raises(ValueError, match=r"block 1 asks for 255 valid items: the cccl kernels take full tiles \(256\)"):
         kernels.launch(None, spec, _reduce_batch(4, [256, 255]), 0)  # type: ignore[arg-type]
+
+
+def _warp_spec(width: int, block: tuple[int, ...]) -> coopcheck.KernelSpec:
+    return coopcheck.KernelSpec("warp.reduce", "int32", block, 1, "any",
+                                variant=(("width", str(width)), ("op", "sum"), ("mode", "reduce")))
+
+
+def _warp_batch(threads: int, valid: list[int]) -> coopcheck.WarpReduceBatch:
+    n = len(valid)
+    return coopcheck.WarpReduceBatch(items=np.zeros(n * threads, np.int32), flags=np.zeros(n * threads, np.uint8),
+                                     valid=np.array(valid, np.int32), sentinel=np.zeros(n, np.int32), threads=threads)
+
+
+def test_a_warp_reduce_batch_with_fewer_valid_lanes_than_the_width_is_refused_before_any_launch() -> None:
+    spec = _warp_spec(7, (49,))
+    kernels.every_lane_valid(spec, _warp_batch(49, [7, 7]))
+    with pytest.raises(ValueError, match=r"block 1 asks for 3 valid lanes: .* every lane of the width \(7\) only"):
+        kernels.launch(None, spec, _warp_batch(49, [7, 3]), 0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("width", "block", "warps"), [
+    (32, (1024,), 32), (7, (49,), 8), (24, (100,), 7), (1, (13, 5), 65), (8, (7,), 1), (16, (100,), 7)])
+def test_every_logical_warp_of_a_block_has_its_own_temp_storage(width: int, block: tuple[int, ...],
+                                                                warps: int) -> None:
+    spec = _warp_spec(width, block)
+    assert kernels.logical_warps_in_block(spec) == warps
+    assert kernels.shared_bytes(spec, 1) == 16 * warps  # an empty TempStorage still takes an aligned slot
+    assert kernels.shared_bytes(spec, 17) == 32 * warps
+
+
+def test_a_block_primitive_takes_its_own_temp_storage_bytes() -> None:
+    assert kernels.shared_bytes(SPEC, 1234) == 1234
+
+
+@pytest.mark.parametrize("width", coopcheck.warp_reduce.WIDTHS)
+def test_each_thread_finds_its_logical_warps_temp_storage_as_the_abi_numbers_them(width: int) -> None:
+    for threads in (1, 7, 31, 32, 49, 65, 100, 1024):
+        numbered, _ = coopcheck.warp_reduce.logical_warps(threads, width)
+        assert [kernels.logical_warp_of(rank, width) for rank in range(threads)] == numbered, threads

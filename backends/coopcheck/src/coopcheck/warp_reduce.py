@@ -38,6 +38,7 @@ and 4-5 (partial); thread 0 returns 6, thread 4 returns 11 (its warp has 2 lanes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,10 @@ OPERATIONS = frozenset({"warp.reduce"})
 ALGORITHMS = WARP_REDUCE_ALGORITHMS
 OPERATORS = WARP_REDUCE_OPERATORS
 MODES = WARP_REDUCE_MODES
+#: The contract's names for the valid lanes of a logical warp in mode reduce (its ``lanes`` case axis) -> the count
+#: at a width: a backend whose warp reduction takes no valid_items tells from it which cases it can run.
+VALID_LANES: dict[str, Callable[[int], int]] = {
+    "full": lambda w: w, "zero": lambda w: 0, "one": lambda w: 1, "half": lambda w: w // 2, "width-1": lambda w: w - 1}
 #: The logical warp widths a kernel may take (CUB: ``LogicalWarpThreads`` in [1, 32]).
 WIDTHS = tuple(range(1, WARP_SIZE + 1))
 
