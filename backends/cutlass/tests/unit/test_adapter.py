@@ -91,8 +91,7 @@ def test_a_shuffle_kernel_key_holds_its_block_and_its_output() -> None:
 @pytest.mark.parametrize("family", ["block.exchange", "block.shuffle", "block.reduce", "block.scan"])
 def test_no_shipped_expectation_waives_a_cutlass_case_of_a_family_it_builds(family: str) -> None:
     """cutlass has Exchange, Shuffle, Reduce and Scan builders, so no shipped waiver declares one of their cases
-    NotSupported; rustfatbin, which builds Exchange, Shuffle and Reduce but not Scan, keeps every Scan case
-    declared."""
+    NotSupported."""
     from fnmatch import fnmatchcase
 
     from harness.cases import expand
@@ -101,11 +100,9 @@ def test_no_shipped_expectation_waives_a_cutlass_case_of_a_family_it_builds(fami
 
     contract = {c.id: c for c in load_contracts()}[family]
     shipped = load_expectations(contracts_dir() / "expectations.toml")
-    for backend, declared in (("cutlass", False), ("rustfatbin", family == "block.scan")):
-        ids = [case.id for case in expand(contract, backend, "pr")]
-        entries = [e for e in shipped if fnmatchcase(backend, e.tags.get("backend", "*"))]
-        waived = [i for i in ids if any(fnmatchcase(i, e.cases) for e in entries)]
-        assert waived == (ids if declared else []), (backend, waived[:3])
+    ids = [case.id for case in expand(contract, "cutlass", "pr")]
+    entries = [e for e in shipped if fnmatchcase("cutlass", e.tags.get("backend", "*"))]
+    assert [i for i in ids if any(fnmatchcase(i, e.cases) for e in entries)] == []
 
 
 def _reduce(algorithm: str, op: str = "sum", block: tuple[int, ...] = (64,), dtype: str = "int16",
