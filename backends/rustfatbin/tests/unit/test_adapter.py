@@ -282,3 +282,22 @@ def test_the_raking_scans_of_a_block_past_a_warp_with_a_partial_last_warp_are_de
     if declined:
         assert "hang" in reason
     assert adapter.unsupported_reason(scan_spec(block=block, algorithm=algorithm)) is None
+
+
+@pytest.mark.parametrize("profile", ["pr", "full"])
+def test_the_shipped_expectations_declare_exactly_the_scan_cases_it_declines(adapter, profile):
+    """The gpu lanes accept a declined case only where an expectation declares it, and an entry naming a case the
+    adapter runs (a rejection case, which it still refuses by rule) turns its pass into an UnexpectedPass."""
+    from fnmatch import fnmatchcase
+
+    from harness.cases import expand
+    from harness.contracts import contracts_dir, load_contracts
+    from harness.expectations import load_expectations
+
+    contract = {c.id: c for c in load_contracts()}["block.scan"]
+    entries = [e for e in load_expectations(contracts_dir() / "expectations.toml")
+               if e.tags.get("backend") == "rustfatbin" and fnmatchcase("gpu", e.tags.get("lane", "*"))]
+    cases = expand(contract, "rustfatbin", profile)
+    declined = {c.id for c in cases if c.reject is None and adapter.unsupported_case(c.spec, c.case_values())}
+    declared = {c.id for c in cases if any(fnmatchcase(c.id, e.cases) for e in entries)}
+    assert declined and declared == declined
