@@ -28,7 +28,7 @@ from harness.cases import DEFAULT_SEED, PROFILES, Case, group_by_kernel
 from harness.contracts import load_contracts
 from harness.engine import Engine
 from harness.errors import HarnessError
-from harness.families import undeclared
+from harness.families import launched
 from harness.fingerprint import fingerprint, gpu_present
 from harness.lanes import SANITIZER_TOOLS, lane_cases
 from harness.options import positive_int
@@ -64,20 +64,10 @@ def pick_groups(backend: str, profile: str, groups: int,
     chosen = []
     for contract in load_contracts(contracts_dir):
         cases = [c for c in lane_cases(contract, backend, profile, "gpu") if c.reject is None]
-        every = [(spec, run) for spec, group in group_by_kernel(cases) if (run := _runs(adapter, spec, group))]
+        every = [(spec, run) for spec, group in group_by_kernel(cases) if (run := launched(adapter, spec, group))]
         step = max(1, len(every) // groups)
         chosen += every[::step][:groups]
     return chosen
-
-
-def _runs(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec, cases: list[Case]) -> list[Case]:
-    """The cases of one group that the backend launches: a declared NotSupported costs no launch, and counted as a
-    check it would inflate checks/s."""
-    if undeclared(adapter, spec) or adapter.unsupported_reason(spec):
-        return []
-    if not isinstance(adapter, coopcheck.CaseSupport):
-        return cases
-    return [c for c in cases if adapter.unsupported_case(spec, c.case_values()) is None]
 
 
 def measure(backend: str, mode: str, groups: list[tuple[coopcheck.KernelSpec, list[Case]]], seed: int,

@@ -73,3 +73,14 @@ def undeclared(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec) -> str | 
         return None
     return (f"backend {adapter.name} declares no kernel builder for {spec.operation} "
             f"(it declares: {', '.join(sorted(adapter.operations)) or 'none'})")
+
+
+def launched(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec, cases: Sequence[Case]) -> list[Case]:
+    """The run cases of one kernel group that ``adapter`` launches: none of a spec it has no builder for or declares
+    unsupported, else those its ``unsupported_case`` (where it has one) does not decline."""
+    if undeclared(adapter, spec) or adapter.unsupported_reason(spec):
+        return []
+    if not isinstance(adapter, coopcheck.CaseSupport):
+        return list(cases)
+    return [c for c in cases if adapter.unsupported_case(spec, c.case_values()) is None]
+

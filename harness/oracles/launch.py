@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from harness.cases import Case, point_cases
 from harness.contracts import Contract
+from harness.families import launched
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,8 @@ def point_failures(adapter: coopcheck.Adapter, contract: Contract, point: tuple[
     does not), then the detail of every failing case; empty when all passed. A point whose every case the adapter
     declines is an error: nothing would be judged."""
     oracle: Any = contract.oracle
-    cases = point_cases(contract, adapter.name, point)
-    if isinstance(adapter, coopcheck.CaseSupport):
-        cases = [c for c in cases if adapter.unsupported_case(c.spec, c.case_values()) is None]
+    every = point_cases(contract, adapter.name, point)
+    cases = launched(adapter, every[0].spec, every)
     if not cases:
         raise ValueError(f"{contract.id}: {adapter.name} declines every case of {dict(point)}: nothing to launch")
     launch = oracle.build(cases[0].spec, cases, seed)

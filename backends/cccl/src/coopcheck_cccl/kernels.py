@@ -15,8 +15,8 @@ The Warp Reduce kernel implements :mod:`coopcheck.warp_reduce`'s ABI in mode red
 cuda.coop binds (``Reduce(input, op)`` / ``Sum(input)``): a batch asking for fewer valid lanes is refused. The Warp
 Scan kernel implements :mod:`coopcheck.warp_scan`'s ABI for the exclusive sum without seed or aggregate
 (``ExclusiveSum(input, output)``). Each logical warp, a partial one too, calls its primitive as CUB's full-warp
-overload, with a TempStorage of its own (:func:`logical_warp_of`): the partial and the non-power-of-two logical
-warps are left to the contract's judging (CUB promises neither: NVIDIA/cccl#858).
+overload, with a TempStorage of its own (numbered by :func:`coopcheck.warp_reduce.logical_warp_of`): the partial and
+the non-power-of-two logical warps are left to the contract's judging (CUB promises neither: NVIDIA/cccl#858).
 The primitive's TempStorage is dynamic shared memory from byte 0 (a warp primitive's, one slot per logical warp,
 :func:`shared_bytes`); each kernel is named
 ``coopcheck.kernel_symbol(spec)``, which numba mangles into the entry name that sanitizer records show.
@@ -54,8 +54,6 @@ from coopcheck_cccl import operators
 
 #: Dynamic shared memory a launch gets without opting the kernel in (CUDA's default per-block limit).
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
-#: Threads of a hardware warp, which the contract's logical warps never straddle.
-HARDWARE_WARP = warp_reduce.WARP_SIZE
 #: The alignment of the TempStorage view of dynamic shared memory (any TempStorage of these types needs less).
 TEMP_STORAGE_ALIGNMENT = 16
 
@@ -239,20 +237,10 @@ def build_scan(spec: KernelSpec, primitive: Any) -> Kernel:
     return _jit(kernel, spec, primitive, (vector, vector, vector))
 
 
-def logical_warp_of(rank: int, lanes: int) -> int:
-    """The logical warp of thread ``rank`` at width ``lanes``, numbered in rank order as
-    :func:`coopcheck.warp_reduce.logical_warps` numbers them (plain arithmetic: the warp kernels call it compiled).
-
-    >>> [logical_warp_of(rank, 7) for rank in (0, 27, 28, 31, 32, 48)]
-    [0, 3, 4, 4, 5, 7]
-    """
-    return (rank // HARDWARE_WARP) * -(-HARDWARE_WARP // lanes) + (rank % HARDWARE_WARP) // lanes
-
-
 def logical_warps_in_block(spec: KernelSpec) -> int:
     """How many logical warps a block of ``spec`` holds, each with a TempStorage of its own (CUB asks one a logical
     warp)."""
-    return logical_warp_of(spec.threads - 1, warp_reduce.width(spec)) + 1
+    return warp_reduce.logical_warp_of(spec.threads - 1, warp_reduce.width(spec)) + 1
 
 
 def shared_bytes(spec: KernelSpec, temp_storage_bytes: int) -> int:
@@ -282,7 +270,7 @@ def build_warp(spec: KernelSpec, primitive: Any) -> Kernel:
     threads, lanes, stride = spec.threads, warp_reduce.width(spec), _warp_storage_stride(primitive.temp_storage_bytes)
     bx, by = (*spec.block, 1)[:2]
     vector = types.Array(item, 1, "C")
-    warp_of = cuda.jit(device=True)(logical_warp_of)
+    warp_of = cuda.jit(device=True)(warp_reduce.logical_warp_of)
 
     def storage_offset(me):
         """Where the TempStorage of thread ``me``'s logical warp starts in dynamic shared memory."""

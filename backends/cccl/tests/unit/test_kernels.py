@@ -88,10 +88,3 @@ def test_every_logical_warp_of_a_block_has_its_own_temp_storage(width: int, bloc
 
 def test_a_block_primitive_takes_its_own_temp_storage_bytes() -> None:
     assert kernels.shared_bytes(SPEC, 1234) == 1234
-
-
-@pytest.mark.parametrize("width", coopcheck.warp_reduce.WIDTHS)
-def test_each_thread_finds_its_logical_warps_temp_storage_as_the_abi_numbers_them(width: int) -> None:
-    for threads in (1, 7, 31, 32, 49, 65, 100, 1024):
-        numbered, _ = coopcheck.warp_reduce.logical_warps(threads, width)
-        assert [kernels.logical_warp_of(rank, width) for rank in range(threads)] == numbered, threads

@@ -89,18 +89,24 @@ def width(spec: KernelSpec) -> int:
     return int(spec.static("width"))
 
 
+def logical_warp_of(rank: int, lanes: int) -> int:
+    """The logical warp of thread ``rank`` at width ``lanes``, numbered in rank order (plain arithmetic, so a
+    kernel may call it compiled).
+
+    >>> [logical_warp_of(rank, 7) for rank in (0, 27, 28, 31, 32, 48)]
+    [0, 3, 4, 4, 5, 7]
+    """
+    return (rank // WARP_SIZE) * -(-WARP_SIZE // lanes) + (rank % WARP_SIZE) // lanes
+
+
 def logical_warps(threads: int, lanes: int) -> tuple[list[int], list[int]]:
     """(logical warp, lane) of each rank of a block of ``threads``, logical warps numbered in rank order.
 
     >>> logical_warps(38, 7)[0][26:38]
     [3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5]
     """
-    warp, lane = [], []
-    for rank in range(threads):
-        within = rank % WARP_SIZE
-        warp.append((rank // WARP_SIZE) * -(-WARP_SIZE // lanes) + within // lanes)
-        lane.append(within % lanes)
-    return warp, lane
+    ranks = range(threads)
+    return [logical_warp_of(rank, lanes) for rank in ranks], [rank % WARP_SIZE % lanes for rank in ranks]
 
 
 def out_length(spec: KernelSpec) -> int:
