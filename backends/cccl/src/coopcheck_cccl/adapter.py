@@ -47,6 +47,8 @@ from coopcheck.ptx import entry_name
 
 from coopcheck_cccl import ALGORITHMS, CUDA_CCCL, EXCHANGE_METHODS, REQUIRES, binds_warp_scan, toolchain
 
+#: The warp families, both subject to CUB's whole logical warps.
+WARP_OPERATIONS = warp_reduce.OPERATIONS | warp_scan.OPERATIONS
 NO_DEVICE = "cuda.coop compiles only with a CUDA device present (factories query the current device)"
 SIMULATOR = "numba's CUDA simulator cannot run cuda.coop (its primitives are CUB compiled to LTO-IR)"
 PARTIAL_TILE = f"cuda.coop {CUDA_CCCL} binds only full-tile Load/Store (no valid_items)"
@@ -66,6 +68,9 @@ WARP_SEGMENTED = (f"cuda.coop {CUDA_CCCL} binds WarpReduce's Reduce(input, op) a
 WARP_VALID_ITEMS = (f"cuda.coop {CUDA_CCCL} binds WarpReduce's full-warp Reduce(input, op) and Sum(input) only "
                     "(warp/_warp_reduce.py): no Reduce(input, op, valid_items), so fewer valid lanes than the width "
                     "have no overload")
+WARP_ENTRANT_THREADS = ("CUB's WarpReduce and WarpScan promise a result only where \"the number of entrant threads "
+                        "must be an multiple of\" the logical warp width (cub/warp/warp_reduce.cuh, warp_scan.cuh), "
+                        "and this block leaves a logical warp partial")
 WARP_SCAN_ONE = (f"cuda.coop {CUDA_CCCL} binds WarpScan's ExclusiveSum(input, output) alone (warp/_warp_scan.py: "
                  "make_exclusive_sum): no other operator, no inclusive scan, no initial value, no warp_aggregate")
 #: dtype -> why cuda.coop cannot take it (measured: tests/compile/test_primitives.py pins each).
@@ -131,9 +136,12 @@ class CcclAdapter:
             return WARP_SEGMENTED
         if spec.operation in warp_scan.OPERATIONS and not binds_warp_scan(spec):
             return WARP_SCAN_ONE
+        if spec.operation in WARP_OPERATIONS and not warp_reduce.whole_logical_warps(spec.threads,
+                                                                                     warp_reduce.width(spec)):
+            return WARP_ENTRANT_THREADS
         # Reduce: every algorithm and operator of the contract is bound (first through a StatefulFunction); Scan
         # with the prefix callback: every algorithm, operator and mode; Warp Reduce in mode reduce: every operator
-        # and width; the warp exclusive sum: every width.
+        # and width; the warp exclusive sum: every width (both where the block's logical warps are whole).
         return DTYPES_REFUSED.get(spec.dtype)
 
     def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:

@@ -353,18 +353,19 @@ def _warp(dtype: str, block: tuple[int, ...], width: int, op: str = "sum") -> co
 
 #: What the backend takes of the warp families: make_sum and make_reduce with each other operator (first: a
 #: StatefulFunction), make_exclusive_sum; power-of-two widths (WarpReduceShfl / WarpScanShfl) and 7 and 24
-#: (WarpReduceSmem / WarpScanSmem), 1-D and 2-D blocks with partial logical warps, 1- to 8-byte items.
+#: (WarpReduceSmem / WarpScanSmem), several logical warps a hardware warp, 1-D and 2-D blocks, 1- to 8-byte items,
+#: every logical warp whole (the adapter declines a block that leaves one partial).
 WARPS = [
-    _warp("int32", (49,), 7),
+    _warp("int32", (14,), 7),
     _warp("float64", (1024,), 32, "min"),
     _warp("int8", (13, 5), 1, "max"),
-    _warp("uint16", (100,), 24, "matmul"),
+    _warp("uint16", (24,), 24, "matmul"),
     _warp("float32", (16, 8), 8, "first"),
-    _warp("int64", (1024,), 7, "first"),
-    _warp("int32", (49,), 7, "scan"),
+    _warp("int64", (7,), 7, "first"),
+    _warp("int32", (14,), 7, "scan"),
     _warp("uint64", (1024,), 32, "scan"),
-    _warp("float64", (13, 5), 16, "scan"),
-    _warp("int8", (100,), 24, "scan"),
+    _warp("float64", (16, 4), 16, "scan"),
+    _warp("int8", (24,), 24, "scan"),
 ]
 
 
@@ -395,8 +396,8 @@ def test_the_warp_kernel_links_and_meets_the_contracts_resource_rules(spec: coop
 @pytest.mark.usefixtures("sm_90")
 @pytest.mark.parametrize(("spec", "calls"), [
     (_warp("int32", (64,), 8), {"Sum(param_0)"}),
-    (_warp("int32", (64,), 7, "max"), {"Reduce(param_0, param_1)"}),
-    (_warp("int32", (64,), 7, "scan"), {"ExclusiveSum(param_0, param_1)"}),
+    (_warp("int32", (28,), 7, "max"), {"Reduce(param_0, param_1)"}),
+    (_warp("int32", (28,), 7, "scan"), {"ExclusiveSum(param_0, param_1)"}),
 ], ids=["sum", "max", "exclusive-sum"])
 def test_the_warp_primitive_binds_cubs_full_warp_call(spec: coopcheck.KernelSpec, calls: set[str],
                                                       monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

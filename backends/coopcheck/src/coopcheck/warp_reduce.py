@@ -109,6 +109,20 @@ def logical_warps(threads: int, lanes: int) -> tuple[list[int], list[int]]:
     return [logical_warp_of(rank, lanes) for rank in ranks], [rank % WARP_SIZE % lanes for rank in ranks]
 
 
+def whole_logical_warps(threads: int, lanes: int) -> bool:
+    """Whether every logical warp of a block of ``threads`` has all its ``lanes`` lanes: CUB's precondition that "the
+    number of entrant threads must be an multiple of" the width (WarpReduce's and WarpScan's overviews), which a
+    CUB-based backend needs and the contract does not.
+
+    >>> [whole_logical_warps(threads, 7) for threads in (7, 14, 32, 49)]
+    [True, True, False, False]
+    >>> [whole_logical_warps(threads, 4) for threads in (1, 100, 1024)]
+    [False, True, True]
+    """
+    whole_warps, last_warp = divmod(threads, WARP_SIZE)
+    return (whole_warps == 0 or WARP_SIZE % lanes == 0) and last_warp % lanes == 0
+
+
 def out_length(spec: KernelSpec) -> int:
     """Elements of ``dst`` per block: every thread's return value, then every thread's seen flag.
 
