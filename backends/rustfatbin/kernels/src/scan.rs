@@ -11,7 +11,7 @@
 use crate::block::{Block, WARP};
 use crate::operator::{Operand, Operator, Record};
 use crate::reduce::{raking_segment, slot, TREE_LEVELS};
-use crate::shared::{scratch, sync_block};
+use crate::shared::{scratch, sync_block, unthreaded};
 
 /// Tiles a block scans with the prefix callback carried across them (`coopcheck.scan.PREFIX_TILES`).
 pub const PREFIX_TILES: usize = 3;
@@ -127,7 +127,7 @@ impl Algorithm for Raking {
             }
             doubling::<T, O>(lanes, me, rakers, total, raker, record); // each segment's total scanned, in place
             let aggregate = T::load_shared(slot::<T>(lanes, rakers - 1));
-            if raker {
+            if unthreaded(raker) {
                 // the segment's partials become their threads' exclusive prefixes (thread 0's stays its own)
                 let mut running = if me > 0 { T::load_shared(slot::<T>(lanes, me - 1)) } else { total };
                 for i in 0..segment {
@@ -146,7 +146,7 @@ impl Algorithm for Raking {
     }
     #[inline(always)]
     fn calls_back(block: Block) -> bool {
-        block.rank < raking_threads(block.threads)
+        unthreaded(block.rank < raking_threads(block.threads))
     }
 }
 

@@ -24,6 +24,23 @@ pub unsafe fn sync_block() {
     unsafe { core::arch::nvptx::_syncthreads() }
 }
 
+/// `flag`, which LLVM cannot see through: a thread-dependent condition tested again after block barriers goes
+/// through this where it is tested the second time. Otherwise jump threading may copy everything between the two
+/// tests, barriers included, into both arms of the first (it did for the raking Scan: its 11-barrier warp scan,
+/// once for the raking threads and once for the others), and the threads of a warp that take different arms then
+/// wait at different `bar.sync` instructions, which PTX leaves undefined (a warp of 22 raking threads and 10 others
+/// hung every 65-thread raking Scan on an H200). Not `pure`: two of them are never merged into one.
+#[inline(always)]
+pub fn unthreaded(flag: bool) -> bool {
+    let out: u32;
+    // SAFETY: a register move; it reads and writes no memory.
+    unsafe {
+        asm!("mov.u32 {o}, {i};", o = out(reg32) out, i = in(reg32) u32::from(flag),
+             options(nomem, nostack, preserves_flags));
+    }
+    out != 0
+}
+
 unsafe extern "C" {
     // The LLVM intrinsic rather than inline PTX: it is `convergent`, so LLVM never copies it into
     // divergent branches (ptxas would then need a CALL to a warp-sync subroutine).

@@ -8,7 +8,7 @@ runs (``launched_symbol``) for the launch ledger and sanitizer attribution.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,15 +26,9 @@ from coopcheck import (
 )
 from coopcheck.families import check_spec
 from coopcheck.fatbin import KIND_PTX
-from coopcheck.vocabulary import WARP_SIZE
 
 from coopcheck_rustfatbin import abi
 from coopcheck_rustfatbin.bundle import Bundle, LoaderError
-
-RAKING_SCANS = ("raking", "raking_memoize")
-RAKING_SCAN_HANG = ("a known defect: rustfatbin's raking and raking_memoize Block Scan hang when the block has "
-                    "more than one warp and a partial last warp (on the H200, 26 of 26 pr cases at 65 threads, blocks "
-                    "65 and 13x5, ran into the group timeout; warp_scans there and raking at whole warps pass)")
 
 Batch = LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch
 
@@ -74,16 +68,6 @@ class RustFatbinAdapter:
             listed = ", ".join(map(str, exported))
             return (f"the rustfatbin crate exports {spec.operation} kernels for items_per_thread in {listed} only "
                     f"(got {spec.items_per_thread})")
-        return None
-
-    def unsupported_case(self, spec: KernelSpec, values: Mapping[str, Any]) -> str | None:
-        """A launch lane's run cases this backend declines: the raking Scans of a block past one warp whose last warp
-        is partial, which hang (a known defect of ``scan.rs``). Declined, a lane records them NotSupported with the
-        defect instead of waiting out a group timeout per launch; the host lane still compiles and inspects them."""
-        threads = coopcheck.block_threads(spec.block)
-        if (spec.operation == "block.scan" and spec.algorithm in RAKING_SCANS and threads > WARP_SIZE
-                and threads % WARP_SIZE):
-            return RAKING_SCAN_HANG
         return None
 
     def launched_symbol(self, spec: KernelSpec) -> str:

@@ -19,7 +19,6 @@ import pytest
 from coopcheck.reduce import COMMUTATIVE
 from coopcheck_rustfatbin.adapter import RustFatbinAdapter
 
-from harness.cases import point_cases
 from harness.contracts import load_contracts
 from harness.oracles.launch import point_failures
 
@@ -142,9 +141,6 @@ def test_a_scan_kernel_matches_the_oracle(adapter: RustFatbinAdapter, kernel: tu
     algorithm, dtype, block, ipt, op, mode, seed = kernel
     point = (("dtype", dtype), ("block", block), ("ipt", ipt), ("alg", algorithm), ("op", op), ("mode", mode),
              ("seed", seed))
-    declined = adapter.unsupported_case(point_cases(CONTRACTS["block.scan"], adapter.name, point)[0].spec, {})
-    if declined:  # the known hang: launched, it would stall the run
-        pytest.xfail(declined)
     _check(adapter, "block.scan", point)
 
 

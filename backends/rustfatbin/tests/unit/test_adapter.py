@@ -265,39 +265,3 @@ def test_an_argument_of_the_wrong_element_type_is_refused():
     batch.offset = batch.offset.astype(np.int32)
     with pytest.raises(LoaderError, match="k: argument offset is int32, the kernel takes int64"):
         _launch_args("k", s, batch)
-
-
-@pytest.mark.parametrize(("algorithm", "block", "declined"), [
-    ("raking", (65,), True), ("raking_memoize", (13, 5), True), ("warp_scans", (65,), False),
-    ("raking", (1,), False), ("raking", (32,), False), ("raking", (16, 8), False), ("raking_memoize", (1024,), False),
-])
-def test_the_raking_scans_of_a_block_past_a_warp_with_a_partial_last_warp_are_declined_in_launch_lanes(
-        adapter, algorithm, block, declined):
-    """On the H200 every raking and raking_memoize Scan launch of a 65-thread block hung (26 of 26 pr cases ran
-    into the group timeout; warp_scans at 65 threads and raking at whole warps passed): they are declined case by
-    case, so a launch lane records them NotSupported with the defect instead of hanging; the host lane still
-    compiles and inspects them."""
-    reason = adapter.unsupported_case(scan_spec(block=block, algorithm=algorithm), {"init": "none"})
-    assert (reason is not None) == declined
-    if declined:
-        assert "hang" in reason
-    assert adapter.unsupported_reason(scan_spec(block=block, algorithm=algorithm)) is None
-
-
-@pytest.mark.parametrize("profile", ["pr", "full"])
-def test_the_shipped_expectations_declare_exactly_the_scan_cases_it_declines(adapter, profile):
-    """The gpu lanes accept a declined case only where an expectation declares it, and an entry naming a case the
-    adapter runs (a rejection case, which it still refuses by rule) turns its pass into an UnexpectedPass."""
-    from fnmatch import fnmatchcase
-
-    from harness.cases import expand
-    from harness.contracts import contracts_dir, load_contracts
-    from harness.expectations import load_expectations
-
-    contract = {c.id: c for c in load_contracts()}["block.scan"]
-    entries = [e for e in load_expectations(contracts_dir() / "expectations.toml")
-               if e.tags.get("backend") == "rustfatbin" and fnmatchcase("gpu", e.tags.get("lane", "*"))]
-    cases = expand(contract, "rustfatbin", profile)
-    declined = {c.id for c in cases if c.reject is None and adapter.unsupported_case(c.spec, c.case_values())}
-    declared = {c.id for c in cases if any(fnmatchcase(c.id, e.cases) for e in entries)}
-    assert declined and declared == declined
