@@ -15,9 +15,10 @@ from .reduce_mutants import REDUCE
 from .runs import Plan, plan
 from .scan_model import SCAN
 from .shuffle_mutants import SHUFFLE
+from .warp_model import WARP_REDUCE, WARP_SCAN
 
 #: The contracts the self-test has a reference model of.
-MODELLED = BOTH + EXCHANGE + SHUFFLE + REDUCE + SCAN
+MODELLED = BOTH + EXCHANGE + SHUFFLE + REDUCE + SCAN + WARP_REDUCE + WARP_SCAN
 
 
 @pytest.fixture(scope="session")

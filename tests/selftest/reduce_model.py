@@ -62,6 +62,17 @@ def apply_operator(op: str, a: Array, b: Array) -> Array:
     return extreme
 
 
+def recording_operator(op: str, sentinel: Array, seen: Array, lanes: Array, a: Array, b: Array) -> Array:
+    """:func:`apply_operator` in ``lanes``, where first (the recording operator) also sets ``seen`` of a lane
+    whose operands include its ``sentinel``."""
+    if op != RECORDING:
+        return apply_operator(op, a, b)
+    unsigned = f"uint{a.dtype.itemsize * 8}"
+    mark = sentinel[lanes].view(unsigned)
+    seen[lanes] |= (a.view(unsigned) == mark) | (b.view(unsigned) == mark)
+    return np.where(a == 0, b, a)
+
+
 class ReduceModel(ThreadSteps):
     """A correct backend of the Reduce family: the kernel of ``coopcheck.reduce``'s ABI, in lock-step lanes.
 
@@ -96,12 +107,7 @@ class ReduceModel(ThreadSteps):
 
     def operator(self, call: Call, lanes: Array, a: Array, b: Array) -> Array:
         """The operator applied in ``lanes`` to (a, b); first records an operand equal to the sentinel."""
-        if call.op != RECORDING:
-            return apply_operator(call.op, a, b)
-        unsigned = f"uint{a.dtype.itemsize * 8}"
-        mark = call.sentinel[lanes].view(unsigned)
-        call.seen[lanes] |= (a.view(unsigned) == mark) | (b.view(unsigned) == mark)
-        return np.where(a == 0, b, a)
+        return recording_operator(call.op, call.sentinel, call.seen, lanes, a, b)
 
     def combine(self, call: Call, lanes: Array, a: Array, b: Array) -> Array:
         """One application of the operator: ``a`` holds the earlier items of the tile, ``b`` the later ones."""

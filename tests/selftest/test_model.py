@@ -14,10 +14,12 @@ from .runs import Model, Plan, failures
 from .scan_model import SCAN, ScanModel
 from .shuffle_model import ShuffleModel
 from .shuffle_mutants import SHUFFLE
+from .warp_model import WARP_REDUCE, WARP_SCAN, WarpReduceModel, WarpScanModel
 
 MODELS: dict[str, type[Model]] = {**dict.fromkeys(BOTH, ReferenceModel), **dict.fromkeys(EXCHANGE, ExchangeModel),
                                   **dict.fromkeys(SHUFFLE, ShuffleModel), **dict.fromkeys(REDUCE, ReduceModel),
-                                  **dict.fromkeys(SCAN, ScanModel)}
+                                  **dict.fromkeys(SCAN, ScanModel), **dict.fromkeys(WARP_REDUCE, WarpReduceModel),
+                                  **dict.fromkeys(WARP_SCAN, WarpScanModel)}
 
 
 @pytest.mark.parametrize("contract_id", list(MODELS))
