@@ -25,6 +25,7 @@ from .reduce_mutants import REDUCE_MUTANTS, ReduceMutant
 from .runs import Failure, Plan, failures, outline
 from .scan_mutants import SCAN_MUTANTS, ScanMutant
 from .shuffle_mutants import SHUFFLE_MUTANTS, ShuffleMutant
+from .warp_mutants import WARP_REDUCE_MUTANTS, WARP_SCAN_MUTANTS, WarpReduceMutant, WarpScanMutant
 
 PINNED = Path(__file__).with_name("verdicts.json")
 RECORD_ENV = "COOP_SELFTEST_RECORD"
@@ -37,11 +38,13 @@ def pinned_form(found: list[Failure]) -> dict[str, object]:
     return {"failing": len(found), "sha256": hashlib.sha256("\n".join(lines).encode()).hexdigest()}
 
 
-ALL_MUTANTS = (*MUTANTS, *EXCHANGE_MUTANTS, *SHUFFLE_MUTANTS, *REDUCE_MUTANTS, *SCAN_MUTANTS)
+ALL_MUTANTS = (*MUTANTS, *EXCHANGE_MUTANTS, *SHUFFLE_MUTANTS, *REDUCE_MUTANTS, *SCAN_MUTANTS, *WARP_REDUCE_MUTANTS,
+               *WARP_SCAN_MUTANTS)
 
 
 @pytest.mark.parametrize("mutant", [pytest.param(m, id=m.name) for m in ALL_MUTANTS])
-def test_mutant_is_caught(mutant: type[Mutant | ExchangeMutant | ShuffleMutant | ReduceMutant | ScanMutant],
+def test_mutant_is_caught(mutant: type[Mutant | ExchangeMutant | ShuffleMutant | ReduceMutant | ScanMutant
+                                     | WarpReduceMutant | WarpScanMutant],
                           pr_plans: dict[str, Plan], record_property: Callable[[str, object], None]) -> None:
     found = {cid: failures(mutant(), pr_plans[cid]) for cid in mutant.family}
     missed = [cid for cid in mutant.targets if not found[cid]]

@@ -175,14 +175,15 @@ class WarpReduceModel(WarpSteps):
         returned = self.reduce_down(r, items, last)
         out = warp_reduce.out_length(spec)
         dst = np.full(n * out, poison(items.dtype), dtype=items.dtype)
-        dst[w.block * out + self.written_at(w, abi_rank, last)] = returned
+        stores, slot = self.stores(w, abi_rank)
+        dst[w.block[stores] * out + slot] = returned[stores]
         dst[w.block * out + threads + abi_rank] = r.seen.astype(items.dtype)
         return dst
 
     # -- the primitive's steps (each one a mutant may change; rank, register: ThreadSteps; the rest WarpSteps) --
 
     def combine(self, r: Reduction, step: str, at: Array, a: Array, b: Array) -> Array:
-        """One application of the operator in lanes ``at`` in ``step`` (prepare, reduce-step-<offset>): ``a``
+        """One application of the operator in lanes ``at`` in ``step`` (reduce-step-<offset>): ``a``
         covers earlier lanes than ``b``; first records an operand equal to the sentinel."""
         with np.errstate(invalid="ignore", over="ignore"):  # a mutant may meet an invalid lane's NaN or infinity
             return recording_operator(r.lanes.op, r.sentinel, r.seen, at, a, b)
@@ -238,9 +239,10 @@ class WarpReduceModel(WarpSteps):
             value = self.reduce_step(r, value, offset, last)
         return value
 
-    def written_at(self, w: Lanes, abi_rank: Array, last: Array) -> Array:
-        """Where each thread stores its return value within its block's ``dst``: at its own rank."""
-        return abi_rank
+    def stores(self, w: Lanes, abi_rank: Array) -> tuple[Array, Array]:
+        """(the lanes whose store of their return value lands, where within their block's ``dst``): every lane's,
+        at its own rank."""
+        return np.arange(len(abi_rank)), abi_rank
 
 
 @dataclass(frozen=True)
@@ -270,7 +272,7 @@ class WarpScanModel(WarpSteps):
         items = self.register(np.asarray(batch.items)[w.block * threads + abi_rank])
         seed = self.seed_of(w, Seed(str(spec.static("seed")), self.register(np.asarray(batch.initial))[w.block]))
         inclusive = self.inclusive_scan(w, items)
-        aggregate = self.aggregate(w, inclusive)
+        aggregate = self.aggregate(w, inclusive, seed)
         scanned = self.update(w, items, inclusive, seed)
         out = warp_scan.out_length(spec)
         dst = np.full(n * out, poison(items.dtype), dtype=items.dtype)
@@ -282,8 +284,8 @@ class WarpScanModel(WarpSteps):
     # -- the primitive's steps (each one a mutant may change; rank, register: ThreadSteps; the rest WarpSteps) --
 
     def combine(self, w: Lanes, step: str, a: Array, b: Array) -> Array:
-        """One application of the operator in ``step`` (scan-step, seed, aggregate-seed): ``a`` covers earlier
-        lanes than ``b``."""
+        """One application of the operator in ``step`` (scan-step-<offset>, seed): ``a`` covers earlier lanes than
+        ``b``."""
         with np.errstate(invalid="ignore", over="ignore"):
             return apply_operator(w.op, a, b)
 
@@ -303,12 +305,12 @@ class WarpScanModel(WarpSteps):
         value = items.copy()
         for offset in self.steps(w):
             peer, ok = self.shuffle_up(w, value, offset, np.zeros_like(w.rank))
-            value[ok] = self.combine(w, "scan-step", peer[ok], value[ok])
+            value[ok] = self.combine(w, f"scan-step-{offset}", peer[ok], value[ok])
         return value
 
-    def aggregate(self, w: Lanes, inclusive: Array) -> Array:
+    def aggregate(self, w: Lanes, inclusive: Array, seed: Seed) -> Array:
         """The warp aggregate: the logical warp's last lane's inclusive scan, broadcast (ShuffleIndex), before the
-        seed."""
+        seed is applied (it is not in the aggregate)."""
         last = self.last_lane(w)
         got, _ = self.shuffle_index(w, inclusive, last, last)
         return got
