@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import coopcheck
-from coopcheck import exchange, load_store, reduce, scan, shuffle
+from coopcheck import exchange, load_store, reduce, scan, shuffle, warp_reduce
 from coopcheck.families import family_of
 
 from coopcheck_cutlass import REQUIRES
@@ -27,6 +27,7 @@ from coopcheck_cutlass.plan import spec_plan
 from coopcheck_cutlass.reduce_plan import reduce_plan
 from coopcheck_cutlass.scan_plan import scan_plan
 from coopcheck_cutlass.shuffle_plan import shuffle_plan
+from coopcheck_cutlass.warp_plan import warp_reduce_plan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,13 +38,14 @@ DUMP_DIR_ENV = "COOP_CUTLASS_DUMP_DIR"
 LAUNCH_REQUIRES = {**REQUIRES, "cuda": "cuda-bindings"}
 #: What activation checks: the DSL, the CUDA bindings it launches through, and numpy for batches.
 ACTIVATION_REQUIRES = {**LAUNCH_REQUIRES, "numpy": "numpy"}
-#: Byte the Load, Exchange, Shuffle, Reduce and Scan outputs start as, so a slot the kernel never writes shows.
+#: Byte the Load, Exchange, Shuffle, Reduce, Scan and warp outputs start as, so a slot the kernel never writes shows.
 UNWRITTEN = 0xA5
 #: What a launch takes: one batch type per family.
 Batch = (coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch | coopcheck.ShuffleBatch
-         | coopcheck.ReduceBatch | coopcheck.ScanBatch)
+         | coopcheck.ReduceBatch | coopcheck.ScanBatch | coopcheck.WarpReduceBatch)
 #: Each family's plan (by its ABI module), whose making checks a spec's statics before the DSL is involved.
-PLANS = {load_store: spec_plan, exchange: exchange_plan, shuffle: shuffle_plan, reduce: reduce_plan, scan: scan_plan}
+PLANS = {load_store: spec_plan, exchange: exchange_plan, shuffle: shuffle_plan, reduce: reduce_plan, scan: scan_plan,
+         warp_reduce: warp_reduce_plan}
 
 
 def dsl_arch(arch: str) -> str:
@@ -82,7 +84,7 @@ class CutlassAdapter:
 
     name = "cutlass"
     operations = (load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
-                  | scan.OPERATIONS)
+                  | scan.OPERATIONS | warp_reduce.OPERATIONS)
 
     def __init__(self, *, disk_cache: bool | Path = True) -> None:
         """``disk_cache``: True for the configured folder (``COOP_CUTLASS_CACHE_DIR``), a path for
@@ -95,7 +97,8 @@ class CutlassAdapter:
 
     def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
         """Every operation, algorithm (Exchange or Shuffle method, Reduce or Scan algorithm), variant (Reduce
-        operator; Scan operator, mode and seed), dtype and block shape of coop is implemented."""
+        operator; Scan operator, mode and seed; the warp families' width, operator and mode), dtype and block shape
+        of coop is implemented."""
         return None
 
     def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:
@@ -196,6 +199,8 @@ def _launch_arrays(spec: coopcheck.KernelSpec, batch: Batch) -> dict[str, np.nda
         return _reduce_arrays(spec, batch)
     if spec.operation in scan.OPERATIONS:
         return _scan_arrays(spec, batch)
+    if spec.operation in warp_reduce.OPERATIONS:
+        return _warp_reduce_arrays(spec, batch)
     wanted = coopcheck.LoadBatch if spec.operation == "block.load" else coopcheck.StoreBatch
     _check_type(spec, batch, wanted)
     n, tile, region = batch.n_blocks, spec.tile, batch.region
@@ -248,6 +253,15 @@ def _scan_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.ndar
                         scan.out_length(spec))
 
 
+def _warp_reduce_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.ndarray]:
+    """The Warp Reduce kernel's arrays; ``dst`` starts as a recognizable pattern, so a slot never written shows."""
+    _check_type(spec, batch, coopcheck.WarpReduceBatch)
+    n = batch.n_blocks
+    return _thread_arrays(spec, batch, {"items": (spec.dtype, n * spec.threads), "flags": ("uint8", n * spec.threads),
+                                        "valid": ("int32", n), "sentinel": (spec.dtype, n)},
+                          warp_reduce.out_length(spec))
+
+
 def _check_type(spec: coopcheck.KernelSpec, batch: object, wanted: type) -> None:
     if not isinstance(batch, wanted):
         article = "an" if wanted.__name__[0] in "AEIOU" else "a"
@@ -260,9 +274,21 @@ def _tile_arrays(spec: coopcheck.KernelSpec, batch: Any, fields: dict[str, tuple
     checked, and ``dst`` of ``width`` elements a block, unwritten."""
     if batch.tile != spec.tile:
         raise ValueError(f"batch.tile: expected {spec.tile} (got {batch.tile})")
-    checked = {name: _checked(name, getattr(batch, name), dtype, size) for name, (dtype, size) in fields.items()}
-    checked["dst"] = _unwritten(spec, batch.n_blocks * width)
-    return checked
+    return _fields(batch, fields) | {"dst": _unwritten(spec, batch.n_blocks * width)}
+
+
+def _thread_arrays(spec: coopcheck.KernelSpec, batch: Any, fields: dict[str, tuple[str, int]],
+                   width: int) -> dict[str, np.ndarray]:
+    """A batch of the warp families (one item a thread, no tile): its ``threads`` and each field (name -> dtype,
+    size) checked, and ``dst`` of ``width`` elements a block, unwritten."""
+    if batch.threads != spec.threads:
+        raise ValueError(f"batch.threads: expected {spec.threads} (got {batch.threads})")
+    return _fields(batch, fields) | {"dst": _unwritten(spec, batch.n_blocks * width)}
+
+
+def _fields(batch: Any, fields: dict[str, tuple[str, int]]) -> dict[str, np.ndarray]:
+    """Each field of ``batch`` (name -> dtype, size) checked."""
+    return {name: _checked(name, getattr(batch, name), dtype, size) for name, (dtype, size) in fields.items()}
 
 
 def _unwritten(spec: coopcheck.KernelSpec, size: int) -> np.ndarray:

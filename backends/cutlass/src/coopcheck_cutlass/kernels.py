@@ -1,7 +1,7 @@
 """The batched contract kernels of ``coopcheck.adapter`` for one specialization: a Load-only, Store-only, Exchange,
-Shuffle, Reduce or Scan ``@cute.kernel`` (one block per case instance; the ABIs are ``coopcheck.load_store``'s,
-``coopcheck.exchange``'s, ``coopcheck.shuffle``'s, ``coopcheck.reduce``'s and ``coopcheck.scan``'s) and the
-``@cute.jit`` host function launching it.
+Shuffle, Reduce, Scan or Warp Reduce ``@cute.kernel`` (one block per case instance; the ABIs are
+``coopcheck.load_store``'s, ``coopcheck.exchange``'s, ``coopcheck.shuffle``'s, ``coopcheck.reduce``'s,
+``coopcheck.scan``'s and ``coopcheck.warp_reduce``'s) and the ``@cute.jit`` host function launching it.
 
 Arrays arrive as raw global pointers (so exact-size allocations of any origin can be passed) and
 become tensors inside the kernel; the block shape and every static of the spec are compile-time.
@@ -16,6 +16,7 @@ from typing import Any
 import coopcheck
 import cutlass
 import cutlass.cute as cute
+from coopcheck import warp_reduce
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
 from coopcheck.reduce import OPERATIONS as REDUCE
@@ -31,16 +32,20 @@ from coopcheck_cutlass import exchange as coop_exchange
 from coopcheck_cutlass import reduce as coop_reduce
 from coopcheck_cutlass import scan as coop_scan
 from coopcheck_cutlass import shuffle as coop_shuffle
+from coopcheck_cutlass import warp_reduce as coop_warp_reduce
 from coopcheck_cutlass.exchange_plan import ExchangePlan, exchange_plan
 from coopcheck_cutlass.plan import Plan, spec_plan
 from coopcheck_cutlass.reduce_plan import ReducePlan, reduce_plan
 from coopcheck_cutlass.scan_plan import ScanPlan, scan_plan
 from coopcheck_cutlass.shuffle_plan import ShufflePlan, shuffle_plan
+from coopcheck_cutlass.warp_plan import WarpPlan, WarpReducePlan, warp_reduce_plan
 
 #: Per-block control arrays of the ABI and their element types.
 VALID, OFFSET, HAS_OOB = cutlass.Int32, cutlass.Int64, cutlass.Int32
 #: The Exchange ABI's per-slot ranks and flags, the Shuffle ABI's per-block distance.
 RANK = DISTANCE = cutlass.Int32
+#: The Warp Reduce ABI's head or tail flag a thread.
+FLAG = cutlass.Uint8
 
 
 Parameters = tuple[tuple[str, type[cutlass.Numeric]], ...]
@@ -89,6 +94,8 @@ def build(spec: coopcheck.KernelSpec, name: str) -> Program:
         return _reduce_program(reduce_plan(spec), name)
     if spec.operation in SCAN:
         return _scan_program(spec, scan_plan(spec), name)
+    if spec.operation in warp_reduce.OPERATIONS:
+        return _warp_reduce_program(warp_reduce_plan(spec), name)
     plan = spec_plan(spec)
     make = _load_program if spec.operation == "block.load" else _store_program
     return make(spec, plan, name)
@@ -167,7 +174,7 @@ def _store_program(spec: coopcheck.KernelSpec, plan: Plan, name: str) -> Program
     return Program(host, (("items", numeric), ("dst", numeric), ("valid", VALID), ("offset", OFFSET)))
 
 
-def _payload(source: cute.Tensor, first: Any, plan: Plan | coop_block.MethodPlan,
+def _payload(source: cute.Tensor, first: Any, plan: Plan | coop_block.MethodPlan | WarpPlan,
              numeric: type[cutlass.Numeric] | None = None, count: int | None = None) -> cute.Tensor:
     """This thread's payload (an rmem tensor of ``numeric``, by default the plan's dtype) read from
     ``source[first:first + count]`` (by default ``items_per_thread`` items)."""
@@ -337,6 +344,43 @@ def _scan_program(spec: coopcheck.KernelSpec, plan: ScanPlan, name: str) -> Prog
 
     _name(kernel, host, name)
     return Program(host, (("items", numeric), ("initial", numeric), ("dst", numeric)), BLOCKS)
+
+
+def _warp_reduce_program(plan: WarpReducePlan, name: str) -> Program:
+    """The Warp Reduce ABI: thread r of block b reduces ``items[b*threads + r]`` (with its flag ``flags[b*threads +
+    r]``, or ``valid[b]``; the operator first also with ``sentinel[b]``) and writes its return value to
+    ``dst[b*2*threads + r]``, its seen flag to ``dst[b*2*threads + threads + r]``."""
+    numeric = coop_block.NUMERIC[plan.dtype]
+    threads, launch_block = plan.threads, _launch_block(plan.block)
+
+    @cute.kernel
+    def kernel(items: cute.Pointer, flags: cute.Pointer, valid: cute.Pointer, sentinel: cute.Pointer,
+               dst: cute.Pointer, n_blocks: cutlass.Int32) -> None:
+        b, _, _ = cute.arch.block_idx()
+        me = coop_block.rank(plan.block)
+        acc = _payload(cute.make_tensor(items, cute.make_layout(n_blocks * threads)), b * threads + me, plan, count=1)
+        seen = cute.make_rmem_tensor(cute.make_layout(1), numeric)
+        seen[0] = numeric(0)
+        # through an rmem tensor of the dtype: a global uint tensor's element reads back signless (as int)
+        mark = _payload(cute.make_tensor(sentinel, cute.make_layout(n_blocks)), b, plan, count=1)[0]
+        flag = None
+        if cutlass.const_expr(plan.mode != "reduce"):
+            flag = cute.make_tensor(flags, cute.make_layout(n_blocks * threads))[b * threads + me]
+        coop_warp_reduce.warp_reduce(acc, block=plan.block, width=plan.width, op=plan.op, mode=plan.mode, flag=flag,
+                                     valid_items=cute.make_tensor(valid, cute.make_layout(n_blocks))[b],
+                                     sentinel=mark, seen=seen)
+        out = cute.make_tensor(dst, cute.make_layout(n_blocks * 2 * threads))
+        out[b * 2 * threads + me] = acc[0]
+        out[b * 2 * threads + threads + me] = seen[0]
+
+    @cute.jit
+    def host(items: cute.Pointer, flags: cute.Pointer, valid: cute.Pointer, sentinel: cute.Pointer,
+             dst: cute.Pointer, n_blocks: cutlass.Int32) -> None:
+        kernel(items, flags, valid, sentinel, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
+
+    _name(kernel, host, name)
+    return Program(host, (("items", numeric), ("flags", FLAG), ("valid", VALID), ("sentinel", numeric),
+                          ("dst", numeric)), BLOCKS)
 
 
 def _four_arrays_host(kernel: Any, launch_block: tuple[int, int, int]) -> Any:

@@ -31,9 +31,11 @@ from coopcheck_cutlass.block import NUMERIC, dtype_name, method_scratch, rank, s
 from coopcheck_cutlass.plan import DTYPE_BYTES  # noqa: E402
 from coopcheck_cutlass.reduce_plan import FOLD, LOAD, STORE, SYNC, ReducePlan, Step, reduce_plan  # noqa: E402
 from coopcheck_cutlass.scan_plan import ScanPlan  # noqa: E402
+from coopcheck_cutlass.warp_plan import WarpPlan  # noqa: E402
 
-#: The plans whose operator :func:`combine` applies (Reduce's and Scan's: an ``op`` and a ``dtype``).
-OperatorPlan = ReducePlan | ScanPlan
+#: The plans whose operator :func:`combine` applies (Reduce's, Scan's and the warp families': an ``op`` and a
+#: ``dtype``).
+OperatorPlan = ReducePlan | ScanPlan | WarpPlan
 
 
 def block_reduce(
