@@ -25,7 +25,7 @@ def test_the_shipped_manifest_asks_gpu_and_every_sanitizer_lane_of_every_backend
         Cell(c, b, k) for c in ("block.reduce", "block.scan") for b in ("numba", "cutlass", "rustfatbin")
         for k in kinds} | {
         Cell("warp.reduce", b, k) for b in ("numba", "cutlass") for k in kinds} | {  # Warp Reduce's host builders
-        Cell("warp.scan", "numba", k) for k in kinds}  # the Warp Scan builders on the host so far
+        Cell("warp.scan", b, k) for b in ("numba", "cutlass") for k in kinds}  # Warp Scan's host builders
     assert [EVIDENCE[k].lane for k in kinds] == ["host", "host", "host", "gpu", *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
     assert [EVIDENCE[k].tool for k in kinds] == [None, None, None, None, *SANITIZER_TOOLS]
 

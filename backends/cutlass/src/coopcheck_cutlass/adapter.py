@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import coopcheck
-from coopcheck import exchange, load_store, reduce, scan, shuffle, warp_reduce
+from coopcheck import exchange, load_store, reduce, scan, shuffle, warp_reduce, warp_scan
 from coopcheck.families import family_of
 
 from coopcheck_cutlass import REQUIRES
@@ -27,7 +27,7 @@ from coopcheck_cutlass.plan import spec_plan
 from coopcheck_cutlass.reduce_plan import reduce_plan
 from coopcheck_cutlass.scan_plan import scan_plan
 from coopcheck_cutlass.shuffle_plan import shuffle_plan
-from coopcheck_cutlass.warp_plan import warp_reduce_plan
+from coopcheck_cutlass.warp_plan import warp_reduce_plan, warp_scan_plan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,10 +42,10 @@ ACTIVATION_REQUIRES = {**LAUNCH_REQUIRES, "numpy": "numpy"}
 UNWRITTEN = 0xA5
 #: What a launch takes: one batch type per family.
 Batch = (coopcheck.LoadBatch | coopcheck.StoreBatch | coopcheck.ExchangeBatch | coopcheck.ShuffleBatch
-         | coopcheck.ReduceBatch | coopcheck.ScanBatch | coopcheck.WarpReduceBatch)
+         | coopcheck.ReduceBatch | coopcheck.ScanBatch | coopcheck.WarpReduceBatch | coopcheck.WarpScanBatch)
 #: Each family's plan (by its ABI module), whose making checks a spec's statics before the DSL is involved.
 PLANS = {load_store: spec_plan, exchange: exchange_plan, shuffle: shuffle_plan, reduce: reduce_plan, scan: scan_plan,
-         warp_reduce: warp_reduce_plan}
+         warp_reduce: warp_reduce_plan, warp_scan: warp_scan_plan}
 
 
 def dsl_arch(arch: str) -> str:
@@ -84,7 +84,7 @@ class CutlassAdapter:
 
     name = "cutlass"
     operations = (load_store.OPERATIONS | exchange.OPERATIONS | shuffle.OPERATIONS | reduce.OPERATIONS
-                  | scan.OPERATIONS | warp_reduce.OPERATIONS)
+                  | scan.OPERATIONS | warp_reduce.OPERATIONS | warp_scan.OPERATIONS)
 
     def __init__(self, *, disk_cache: bool | Path = True) -> None:
         """``disk_cache``: True for the configured folder (``COOP_CUTLASS_CACHE_DIR``), a path for
@@ -97,8 +97,8 @@ class CutlassAdapter:
 
     def unsupported_reason(self, spec: coopcheck.KernelSpec) -> str | None:
         """Every operation, algorithm (Exchange or Shuffle method, Reduce or Scan algorithm), variant (Reduce
-        operator; Scan operator, mode and seed; the warp families' width, operator and mode), dtype and block shape
-        of coop is implemented."""
+        operator; Scan operator, mode and seed; the warp families' width, operator, mode, seed and aggregate), dtype
+        and block shape of coop is implemented."""
         return None
 
     def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:
@@ -201,6 +201,8 @@ def _launch_arrays(spec: coopcheck.KernelSpec, batch: Batch) -> dict[str, np.nda
         return _scan_arrays(spec, batch)
     if spec.operation in warp_reduce.OPERATIONS:
         return _warp_reduce_arrays(spec, batch)
+    if spec.operation in warp_scan.OPERATIONS:
+        return _warp_scan_arrays(spec, batch)
     wanted = coopcheck.LoadBatch if spec.operation == "block.load" else coopcheck.StoreBatch
     _check_type(spec, batch, wanted)
     n, tile, region = batch.n_blocks, spec.tile, batch.region
@@ -260,6 +262,14 @@ def _warp_reduce_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, 
     return _thread_arrays(spec, batch, {"items": (spec.dtype, n * spec.threads), "flags": ("uint8", n * spec.threads),
                                         "valid": ("int32", n), "sentinel": (spec.dtype, n)},
                           warp_reduce.out_length(spec))
+
+
+def _warp_scan_arrays(spec: coopcheck.KernelSpec, batch: object) -> dict[str, np.ndarray]:
+    """The Warp Scan kernel's arrays; ``dst`` starts as a recognizable pattern, so a slot never written shows."""
+    _check_type(spec, batch, coopcheck.WarpScanBatch)
+    n = batch.n_blocks
+    return _thread_arrays(spec, batch, {"items": (spec.dtype, n * spec.threads), "initial": (spec.dtype, n)},
+                          warp_scan.out_length(spec))
 
 
 def _check_type(spec: coopcheck.KernelSpec, batch: object, wanted: type) -> None:

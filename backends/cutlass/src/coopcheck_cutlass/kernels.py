@@ -1,7 +1,8 @@
 """The batched contract kernels of ``coopcheck.adapter`` for one specialization: a Load-only, Store-only, Exchange,
-Shuffle, Reduce, Scan or Warp Reduce ``@cute.kernel`` (one block per case instance; the ABIs are
+Shuffle, Reduce, Scan, Warp Reduce or Warp Scan ``@cute.kernel`` (one block per case instance; the ABIs are
 ``coopcheck.load_store``'s, ``coopcheck.exchange``'s, ``coopcheck.shuffle``'s, ``coopcheck.reduce``'s,
-``coopcheck.scan``'s and ``coopcheck.warp_reduce``'s) and the ``@cute.jit`` host function launching it.
+``coopcheck.scan``'s, ``coopcheck.warp_reduce``'s and ``coopcheck.warp_scan``'s) and the ``@cute.jit`` host function
+launching it.
 
 Arrays arrive as raw global pointers (so exact-size allocations of any origin can be passed) and
 become tensors inside the kernel; the block shape and every static of the spec are compile-time.
@@ -16,7 +17,7 @@ from typing import Any
 import coopcheck
 import cutlass
 import cutlass.cute as cute
-from coopcheck import warp_reduce
+from coopcheck import warp_reduce, warp_scan
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
 from coopcheck.reduce import OPERATIONS as REDUCE
@@ -33,12 +34,13 @@ from coopcheck_cutlass import reduce as coop_reduce
 from coopcheck_cutlass import scan as coop_scan
 from coopcheck_cutlass import shuffle as coop_shuffle
 from coopcheck_cutlass import warp_reduce as coop_warp_reduce
+from coopcheck_cutlass import warp_scan as coop_warp_scan
 from coopcheck_cutlass.exchange_plan import ExchangePlan, exchange_plan
 from coopcheck_cutlass.plan import Plan, spec_plan
 from coopcheck_cutlass.reduce_plan import ReducePlan, reduce_plan
 from coopcheck_cutlass.scan_plan import ScanPlan, scan_plan
 from coopcheck_cutlass.shuffle_plan import ShufflePlan, shuffle_plan
-from coopcheck_cutlass.warp_plan import WarpPlan, WarpReducePlan, warp_reduce_plan
+from coopcheck_cutlass.warp_plan import WarpPlan, WarpReducePlan, WarpScanPlan, warp_reduce_plan, warp_scan_plan
 
 #: Per-block control arrays of the ABI and their element types.
 VALID, OFFSET, HAS_OOB = cutlass.Int32, cutlass.Int64, cutlass.Int32
@@ -96,6 +98,8 @@ def build(spec: coopcheck.KernelSpec, name: str) -> Program:
         return _scan_program(spec, scan_plan(spec), name)
     if spec.operation in warp_reduce.OPERATIONS:
         return _warp_reduce_program(warp_reduce_plan(spec), name)
+    if spec.operation in warp_scan.OPERATIONS:
+        return _warp_scan_program(spec, warp_scan_plan(spec), name)
     plan = spec_plan(spec)
     make = _load_program if spec.operation == "block.load" else _store_program
     return make(spec, plan, name)
@@ -381,6 +385,37 @@ def _warp_reduce_program(plan: WarpReducePlan, name: str) -> Program:
     _name(kernel, host, name)
     return Program(host, (("items", numeric), ("flags", FLAG), ("valid", VALID), ("sentinel", numeric),
                           ("dst", numeric)), BLOCKS)
+
+
+def _warp_scan_program(spec: coopcheck.KernelSpec, plan: WarpScanPlan, name: str) -> Program:
+    """The Warp Scan ABI: thread r of block b scans ``items[b*threads + r]`` (seeded by ``initial[b]`` where the spec
+    says) into ``dst[b*out + r]`` and, with the aggregate on, writes its logical warp's aggregate to ``dst[b*out +
+    threads + r]``."""
+    numeric = coop_block.NUMERIC[plan.dtype]
+    threads, launch_block, width = plan.threads, _launch_block(plan.block), warp_scan.out_length(spec)
+    aggregates = warp_scan.aggregates(spec)
+
+    @cute.kernel
+    def kernel(items: cute.Pointer, initial: cute.Pointer, dst: cute.Pointer, n_blocks: cutlass.Int32) -> None:
+        b, _, _ = cute.arch.block_idx()
+        me = coop_block.rank(plan.block)
+        acc = _payload(cute.make_tensor(items, cute.make_layout(n_blocks * threads)), b * threads + me, plan, count=1)
+        seed = None
+        if cutlass.const_expr(plan.seeded):
+            seed = _payload(cute.make_tensor(initial, cute.make_layout(n_blocks)), b, plan, count=1)[0]
+        aggregate = coop_warp_scan.warp_scan(acc, block=plan.block, width=plan.width, op=plan.op, mode=plan.mode,
+                                             initial=seed)
+        out = cute.make_tensor(dst, cute.make_layout(n_blocks * width))
+        out[b * width + me] = acc[0]
+        if cutlass.const_expr(aggregates):
+            out[b * width + threads + me] = aggregate
+
+    @cute.jit
+    def host(items: cute.Pointer, initial: cute.Pointer, dst: cute.Pointer, n_blocks: cutlass.Int32) -> None:
+        kernel(items, initial, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
+
+    _name(kernel, host, name)
+    return Program(host, (("items", numeric), ("initial", numeric), ("dst", numeric)), BLOCKS)
 
 
 def _four_arrays_host(kernel: Any, launch_block: tuple[int, int, int]) -> Any:

@@ -1,12 +1,12 @@
-"""The static plans of the warp families' calls (Warp Reduce: the rules are :mod:`coopcheck.warp_reduce`'s): the
-logical warps' geometry and the shuffles a lane makes.
+"""The static plans of the warp families' calls (Warp Reduce, Warp Scan: the rules are :mod:`coopcheck.warp_reduce`'s
+and :mod:`coopcheck.warp_scan`'s): the logical warps' geometry and the shuffles a lane makes.
 
 Pure Python (no cutlass import). Logical warps cut each hardware warp from its lane 0, so every shuffle is one of the
 hardware warp, over the mask of its lanes that exist, whatever the width (CUB's WarpMask leaves a non-power-of-two
-logical warp past a hardware warp's first out of its own mask: NVIDIA/cccl#858). As CUB's WarpReduceShfl, a lane
-reads a partial at a distance of 1, 2, 4, ... below the width, every lane of the hardware warp shuffling at every
-step (a source it does not use is its own logical warp's last lane, never a lane past the hardware warp's last); a
-guard says whether it applies the operator. Every index is a plain function of the rank
+logical warp past a hardware warp's first out of its own mask: NVIDIA/cccl#858). As CUB's WarpReduceShfl and
+WarpScanShfl, a lane reads a partial at a distance of 1, 2, 4, ... below the width, every lane of the hardware warp
+shuffling at every step (a source it does not use is its own logical warp's last lane or lane 0, never a lane past
+the hardware warp's last); a guard says whether it applies the operator. Every index is a plain function of the rank
 over :class:`Arithmetic`, which the DSL traces with run-time values and host tests evaluate on NumPy arrays, so the
 sources, guards and operand order are checked without a GPU.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import coopcheck
-from coopcheck import warp_reduce
+from coopcheck import warp_reduce, warp_scan
 from coopcheck.vocabulary import WARP_SIZE
 
 #: Every lane of a hardware warp, as a shuffle or ballot mask.
@@ -114,9 +114,46 @@ class WarpReducePlan(WarpPlan):
         return own, read
 
 
+@dataclass(frozen=True)
+class WarpScanPlan(WarpPlan):
+    """CUB's WarpScanShfl: each lane scans up from its logical warp's lane 0."""
+
+    mode: str
+    seed: str
+    aggregate: str
+
+    @property
+    def inclusive(self) -> bool:
+        return self.mode == "inclusive"
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the block's initial value prefixes every logical warp's scan."""
+        return self.seed == "initial"
+
+    def source(self, rank: Any, offset: int, arith: Arithmetic) -> Any:
+        """The hardware lane whose partial the rank reads at step ``offset`` (its left neighbour's at offset 1):
+        ``offset`` lanes down, or its logical warp's lane 0 below that."""
+        return rank % WARP_SIZE - arith.minimum(offset, self.lane(rank))
+
+    def takes(self, rank: Any, offset: int) -> Any:
+        """Whether the rank applies the operator at step ``offset``: a lane ``offset`` below it exists."""
+        return self.lane(rank) >= offset
+
+    def operands(self, own: Any, read: Any) -> tuple[Any, Any]:
+        """(earlier, later) in lane order: the partial read comes from a lower lane."""
+        return read, own
+
+
 def warp_reduce_plan(spec: coopcheck.KernelSpec) -> WarpReducePlan:
     """The checked plan of a harness spec (raises ``coopcheck.InvalidParameter`` for a rejected static)."""
     warp_reduce.check_spec(spec)
     return WarpReducePlan(spec.dtype, spec.block, warp_reduce.width(spec), str(spec.static("op")),
                           str(spec.static("mode")))
 
+
+def warp_scan_plan(spec: coopcheck.KernelSpec) -> WarpScanPlan:
+    """The checked plan of a harness spec (raises ``coopcheck.InvalidParameter`` for a rejected static)."""
+    warp_scan.check_spec(spec)
+    return WarpScanPlan(spec.dtype, spec.block, warp_scan.width(spec), str(spec.static("op")),
+                        str(spec.static("mode")), str(spec.static("seed")), str(spec.static("aggregate")))

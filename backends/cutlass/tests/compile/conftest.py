@@ -70,3 +70,19 @@ def meets_its_contract(adapter: CutlassAdapter, violations: Violations) -> Calla
         return artifacts
 
     return check
+
+
+@pytest.fixture(scope="session")
+def shuffles_without_shared_memory(meets_its_contract: Callable[[coopcheck.KernelSpec, Contract], coopcheck.Artifacts]
+                                   ) -> Callable[[coopcheck.KernelSpec, Contract, int], str]:
+    """What a warp family's kernel must do on the host past :func:`meets_its_contract`: take no shared memory and
+    emit exactly ``shuffles`` item shuffles (two 32-bit ``shfl.sync.idx`` each for 8-byte items); returns its PTX."""
+    def check(spec: coopcheck.KernelSpec, contract: Contract, shuffles: int) -> str:
+        artifacts = meets_its_contract(spec, contract)
+        ptx = artifacts.ptx or ""
+        assert artifacts.dynamic_shared_bytes == 0 and not re.search(r"\.shared\b", ptx)
+        words = 2 if spec.dtype.endswith("64") else 1
+        assert len(re.findall(r"\bshfl\.sync\.idx\.b32\b", ptx)) == words * shuffles
+        return ptx
+
+    return check

@@ -66,9 +66,9 @@ def _shuffle(method: str, output: str = "inplace", block: tuple[int, ...] = (64,
     return coopcheck.KernelSpec("block.shuffle", dtype, block, ipt, method, variant=(("output", output),))
 
 
-def test_declares_the_load_store_exchange_shuffle_reduce_scan_and_warp_reduce_families() -> None:
+def test_declares_the_load_store_exchange_shuffle_reduce_scan_warp_reduce_and_warp_scan_families() -> None:
     assert CutlassAdapter.operations == {"block.load", "block.store", "block.exchange", "block.shuffle",
-                                         "block.reduce", "block.scan", "warp.reduce"}
+                                         "block.reduce", "block.scan", "warp.reduce", "warp.scan"}
 
 
 def test_an_exchange_kernel_key_holds_its_block_and_its_variant() -> None:
@@ -88,11 +88,12 @@ def test_a_shuffle_kernel_key_holds_its_block_and_its_output() -> None:
     assert len({adapter.kernel_key(s) for s in [spec, *others]}) == 4
 
 
-@pytest.mark.parametrize("family", ["block.exchange", "block.shuffle", "block.reduce", "block.scan", "warp.reduce"])
+@pytest.mark.parametrize("family", ["block.exchange", "block.shuffle", "block.reduce", "block.scan", "warp.reduce",
+                                    "warp.scan"])
 def test_no_shipped_expectation_waives_a_cutlass_case_of_a_family_it_builds(family: str) -> None:
-    """cutlass has Exchange, Shuffle, Reduce, Scan and Warp Reduce builders and declines none of their cases (it has
-    no ``unsupported_case``), so no shipped waiver declares one of them NotSupported: what is declared is what is
-    declined."""
+    """cutlass has Exchange, Shuffle, Reduce, Scan, Warp Reduce and Warp Scan builders and declines none of their
+    cases (it has no ``unsupported_case``), so no shipped waiver declares one of them NotSupported: what is declared
+    is what is declined."""
     from fnmatch import fnmatchcase
 
     from harness.cases import expand
@@ -384,12 +385,13 @@ def _contract_rejects() -> list[object]:
 
 
 def test_the_families_built_are_declared_and_their_rejection_cases_asked() -> None:
-    """Load/Store, Exchange, Shuffle, Reduce, Scan and Warp Reduce are built, so their rejection cases are asked."""
+    """Every family is built (Load/Store, Exchange, Shuffle, Reduce, Scan, Warp Reduce and Warp Scan), so their
+    rejection cases are asked."""
     from harness.contracts import load_contracts
 
     built = {c.operation for c in load_contracts()} & CutlassAdapter.operations
     assert built == {"block.load", "block.store", "block.exchange", "block.shuffle", "block.reduce",
-                     "block.scan", "warp.reduce"} == set(CutlassAdapter.operations)
+                     "block.scan", "warp.reduce", "warp.scan"} == set(CutlassAdapter.operations)
     assert len(_contract_rejects()) == sum(len(c.rejects) for c in load_contracts() if c.operation in built)
 
 

@@ -19,7 +19,15 @@ import numpy as np
 import pytest
 from coopcheck.vocabulary import WARP_SIZE
 from coopcheck.warp_reduce import WarpReduceBatch
-from coopcheck_cutlass.warp_plan import Arithmetic, WarpPlan, WarpReducePlan, warp_reduce_plan
+from coopcheck.warp_scan import WarpScanBatch
+from coopcheck_cutlass.warp_plan import (
+    Arithmetic,
+    WarpPlan,
+    WarpReducePlan,
+    WarpScanPlan,
+    warp_reduce_plan,
+    warp_scan_plan,
+)
 
 from harness.cases import kernel_points
 from harness.contracts import load_contracts
@@ -80,6 +88,34 @@ def simulate_reduce(plan: WarpReducePlan, inplace: bool, batch: WarpReduceBatch,
     return np.hstack([value, seen.astype(value.dtype)]).reshape(-1)
 
 
+def simulate_scan(plan: WarpScanPlan, inplace: bool, batch: WarpScanBatch, operate: Operate) -> np.ndarray:
+    """``dst`` of the Warp Scan kernel as :mod:`coopcheck_cutlass.warp_scan` runs it: per offset a shuffle and
+    op(the read, its own) where the guard holds; the aggregate from the logical warp's last lane; an exclusive scan's
+    left neighbour (lane 0: the seed, or 0); the seed left of the scan. Every thread's scan, then (aggregate on) its
+    aggregate."""
+    warps = Warps(plan, batch.n_blocks)
+    rank, shape = warps.rank, warps.rank.shape
+    value = np.asarray(batch.items).reshape(shape).copy()
+    seed = np.broadcast_to(np.asarray(batch.initial)[:, None], shape)
+
+    def prefixed(scanned: np.ndarray) -> np.ndarray:
+        return operate(plan.op, seed, scanned) if plan.seeded else scanned
+
+    for offset in plan.offsets:
+        read = warps.shuffle(value, plan.source(rank, offset, HOST))
+        at = np.broadcast_to(plan.takes(rank, offset), shape)
+        value[at] = operate(plan.op, *plan.operands(value[at], read[at]))
+    aggregate = warps.shuffle(value, plan.last_lane(rank, HOST))
+    if plan.inclusive:
+        value = prefixed(value)
+    else:
+        left = warps.shuffle(value, plan.source(rank, 1, HOST))
+        first = seed if plan.seeded else np.zeros_like(value)
+        value = np.where(np.broadcast_to(plan.takes(rank, 1), shape), prefixed(left), first)
+    outputs = [value, aggregate] if plan.aggregate == "on" else [value]
+    return np.hstack(outputs).reshape(-1)
+
+
 def _point_id(point: tuple[tuple[str, Any], ...]) -> str:
     return ",".join(f"{k}={v}" for k, v in point)
 
@@ -95,9 +131,33 @@ def test_the_reduce_plan_reduces_every_pr_kernel_point_as_the_oracle_expects(
     assert not failures, "\n".join(failures[:6])
 
 
-def test_the_pr_points_cover_every_width_operator_mode_and_block() -> None:
+def test_the_reduce_pr_points_cover_every_width_operator_mode_and_block() -> None:
     for axis in ("width", "op", "mode", "block"):
         assert {dict(p)[axis] for p in REDUCE_POINTS} == set(CONTRACTS["warp.reduce"].axes[axis]), axis
+
+
+SCAN_POINTS = kernel_points(CONTRACTS["warp.scan"], "pr")
+
+
+@pytest.mark.parametrize("point", SCAN_POINTS, ids=[_point_id(p) for p in SCAN_POINTS])
+def test_the_scan_plan_scans_every_pr_kernel_point_as_the_oracle_expects(
+        point: tuple[tuple[str, Any], ...], plan_failures: Any, operate: Operate) -> None:
+    failures = plan_failures(CONTRACTS["warp.scan"], point, warp_scan_plan, partial(simulate_scan, operate=operate))
+    assert not failures, "\n".join(failures[:6])
+
+
+def test_the_scan_pr_points_cover_every_width_operator_mode_seed_aggregate_and_block() -> None:
+    for axis in ("width", "op", "mode", "seed", "aggregate", "block"):
+        assert {dict(p)[axis] for p in SCAN_POINTS} == set(CONTRACTS["warp.scan"].axes[axis]), axis
+
+
+def test_a_scan_reads_down_to_its_logical_warps_lane_0_at_most() -> None:
+    plan = warp_scan_plan(coopcheck.KernelSpec("warp.scan", "int32", (49,), 1, "any", variant=(
+        ("width", "7"), ("op", "sum"), ("mode", "inclusive"), ("seed", "none"), ("aggregate", "on"))))
+    rank = np.arange(28, 36)
+    assert plan.source(rank, 4, HOST).tolist() == [28, 28, 28, 28, 0, 0, 0, 0]
+    assert plan.takes(rank, 4).tolist() == [False] * 8
+    assert plan.last_lane(rank, HOST).tolist() == [31] * 4 + [6] * 4  # a partial logical warp ends its hardware warp
 
 
 def _reduce_spec(width: int, block: tuple[int, ...] = (49,), mode: str = "reduce") -> coopcheck.KernelSpec:
@@ -143,6 +203,22 @@ class _ReduceOperandsSwapped(WarpReducePlan):
         return read, own  # the higher lane's partial first
 
 
+class _ScanSourcesAPowerOfTwoApart(WarpScanPlan):
+    def lane(self, rank: Any) -> Any:
+        """Logical warps cut at the next power of two (WarpScanShfl's geometry for a power of two only)."""
+        return rank % WARP_SIZE % (1 << (self.width - 1).bit_length())
+
+
+class _ScanOperandsSwapped(WarpScanPlan):
+    def operands(self, own: Any, read: Any) -> tuple[Any, Any]:
+        return own, read  # the lower lane's partial last
+
+
+class _ScanAggregateFromTheHardwareWarp(WarpScanPlan):
+    def last_lane(self, rank: Any, arith: Arithmetic) -> Any:
+        return self.hardware_lanes(rank, arith) - 1
+
+
 class _ReduceValidIgnored(WarpReducePlan):
     def valid_end(self, rank: Any, valid: Any, arith: Arithmetic) -> Any:
         return self.present(rank, arith) - 1  # invalid lanes reduced too (NVIDIA/cub#74)
@@ -160,6 +236,25 @@ MUTANTS = {
     "valid_items ignored": (_ReduceValidIgnored, ()),
     "head flags read as tails": (_ReduceHeadsReadAsTails, (("mode", "head"),)),
 }
+
+
+SCAN_MUTANTS = {
+    "logical warps a power of two wide": (_ScanSourcesAPowerOfTwoApart, (("block", "49"), ("width", "7"))),
+    "operands swapped": (_ScanOperandsSwapped, (("op", "matmul"),)),
+    "the aggregate from the hardware warp's last lane": (_ScanAggregateFromTheHardwareWarp, (("aggregate", "on"),)),
+}
+
+
+@pytest.mark.parametrize("mutant", SCAN_MUTANTS)
+def test_a_scan_plan_with_one_decision_flipped_fails_the_oracle(mutant: str, plan_failures: Any,
+                                                                operate: Operate) -> None:
+    kind, where = SCAN_MUTANTS[mutant]
+    base = {"dtype": "int32", "block": "100", "ipt": 1, "alg": "any", "width": "8", "op": "sum",
+            "mode": "exclusive", "seed": "initial", "aggregate": "off"}
+    point = tuple({**base, **dict(where)}.items())
+    contract, model = CONTRACTS["warp.scan"], partial(simulate_scan, operate=operate)
+    assert plan_failures(contract, point, warp_scan_plan, model) == []
+    assert plan_failures(contract, point, warp_scan_plan, model, kind), f"{mutant}: the oracle accepted it"
 
 
 @pytest.mark.parametrize("mutant", MUTANTS)
