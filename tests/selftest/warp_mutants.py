@@ -6,9 +6,9 @@ share (the logical warp a thread takes itself to be in, the shuffles' segment) i
 their family's contract only, and each must fail some of its pr cases, every failing case naming one of ``rules``.
 Warp Scan has no valid_items (the contract asks no *ScanPartial), so no scan mutant applies the operator to an
 invalid lane; its only undefined output is lane 0 of an exclusive scan without a seed (not sum), so no scan mutant
-overwrites undefined lanes. ExclusiveSum run without its T{} is no mutant here: for an integer sum WarpScanShfl
-takes the inclusive result less the item, 0 in lane 0 either way, and pr holds no float exclusive sum without a seed
-(full fails all 384 of them).
+overwrites undefined lanes. ExclusiveSum run without its T{} hides in an integer sum (WarpScanShfl takes the
+inclusive result less the item, 0 in lane 0 either way): the contract's exclusive-float-sum rule puts a float one in
+pr for it.
 """
 
 from __future__ import annotations
@@ -209,6 +209,17 @@ class ScanWrongIdentity(WarpScanMutant):
         return Seed("initial", np.full_like(seed.value, wrong_identity(w.op, seed.value.dtype)))
 
 
+class ExclusiveSumWithoutZero(WarpScanMutant):
+    """ExclusiveSum runs without its T{}: an unseeded exclusive sum's lane 0 keeps what the shuffle up returns (its
+    own inclusive result), and a float lane l the sum over lanes 1 to l - 1 of the lane before."""
+
+    name = "warp-scan-exclusive-sum-without-zero"
+    rules = ("exclusive", "exclusive-float-sum")
+
+    def seed_of(self, w: Lanes, seed: Seed) -> Seed:
+        return seed
+
+
 class ExclusiveOffByOne(WarpScanMutant):
     """The exclusive result is shuffled up two lanes, not one: lane l holds the lanes before l - 1 (lane 1 its own
     inclusive result)."""
@@ -307,7 +318,7 @@ WARP_REDUCE_MUTANTS: tuple[type[WarpReduceMutant], ...] = (
     ReduceRankYMajor, ReduceStaticsUnchecked, ReduceFloatCanonicalized, ReduceOutputTruncated, ItemsOverwritten,
 )
 WARP_SCAN_MUTANTS: tuple[type[WarpScanMutant], ...] = (
-    ScanWrongIdentity, ExclusiveOffByOne, ModeSwapped, ScanStepReversed, SeedTwice, SeedIgnored, AggregateWithSeed,
+    ScanWrongIdentity, ExclusiveSumWithoutZero, ExclusiveOffByOne, ModeSwapped, ScanStepReversed, SeedTwice, SeedIgnored, AggregateWithSeed,
     ScanSegmentMask, ScanLaneFromThreadX, ScanPartialWarpAsWhole, ScanRankYMajor, ScanStaticsUnchecked,
     ScanFloatCanonicalized, ScanOutputTruncated, InitialOverwritten,
 )
