@@ -33,7 +33,7 @@ def test_list_prints_both_profiles(capsys: pytest.CaptureFixture[str]) -> None:
     assert "block.shuffle full   4576 kernel points     6138 run cases in    25224 blocks" in out
     assert "block.reduce pr      100 kernel points     1030 run cases in     2311 blocks   7 reject cases" in out
     assert "block.reduce full   7398 kernel points    86184 run cases in   213902 blocks" in out
-    assert "warp.scan    pr       90 kernel points      101 run cases in      230 blocks  10 reject cases" in out
+    assert "warp.scan    pr       93 kernel points      104 run cases in      236 blocks  10 reject cases" in out
     assert "block.scan   pr       78 kernel points      100 run cases in      233 blocks   7 reject cases" in out
     assert "block.scan   full  25830 kernel points    43050 run cases in   109200 blocks" in out
 
