@@ -24,8 +24,8 @@ def test_the_shipped_manifest_asks_gpu_and_every_sanitizer_lane_of_every_backend
                                      "warp.reduce", "warp.scan") for k in device_only} | {
         Cell(c, b, k) for c in ("block.reduce", "block.scan") for b in ("numba", "cutlass", "rustfatbin")
         for k in kinds} | {
-        Cell("warp.reduce", b, k) for b in ("numba", "cutlass") for k in kinds} | {  # Warp Reduce's host builders
-        Cell("warp.scan", b, k) for b in ("numba", "cutlass") for k in kinds}  # Warp Scan's host builders
+        Cell(c, b, k) for c in ("warp.reduce", "warp.scan") for b in ("numba", "cutlass", "rustfatbin")
+        for k in kinds}  # the warp families' builders on the host
     assert [EVIDENCE[k].lane for k in kinds] == ["host", "host", "host", "gpu", *(f"gpu-{t}" for t in SANITIZER_TOOLS)]
     assert [EVIDENCE[k].tool for k in kinds] == [None, None, None, None, *SANITIZER_TOOLS]
 

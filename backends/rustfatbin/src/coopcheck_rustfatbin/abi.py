@@ -2,12 +2,14 @@
 
 The crate exports one kernel per specialization of each family it implements (Load/Store in
 ``kernels/src/kernels.rs``, Exchange in ``exchange_kernels.rs``, Shuffle in ``shuffle_kernels.rs``, Reduce in
-``reduce_kernels.rs``, Scan in ``scan_kernels.rs``): dtype x items_per_thread x algorithm x the family's variant
-values, less those its family's static rules refuse; the block shape is read at run time, and so are Scan's mode
-and seed (:data:`RUN_TIME_STATICS`: one entry serves the six specializations that differ in them, named by
-:func:`entry_symbol`). Parameters follow the family's batched ABI (``coopcheck.load_store``, ``coopcheck.exchange``,
-``coopcheck.shuffle``, ``coopcheck.reduce``, ``coopcheck.scan``) in its order, the run-time statics after it; the C
-types are those of the crate.
+``reduce_kernels.rs``, Scan in ``scan_kernels.rs``, Warp Reduce in ``warp_reduce_kernels.rs``, Warp Scan in
+``warp_scan_kernels.rs``): dtype x items_per_thread x algorithm x the family's variant values, less those its
+family's static rules refuse; the block shape is read at run time, and so are Scan's mode and seed and the warp
+families' width, mode, seed and aggregate (:data:`RUN_TIME_STATICS`: one entry serves every specialization that
+differs in them only, named by :func:`entry_symbol`). Parameters follow the family's batched ABI
+(``coopcheck.load_store``, ``coopcheck.exchange``, ``coopcheck.shuffle``, ``coopcheck.reduce``, ``coopcheck.scan``,
+``coopcheck.warp_reduce``, ``coopcheck.warp_scan``) in its order, the run-time statics after it; the C types are
+those of the crate.
 """
 
 from __future__ import annotations
@@ -17,7 +19,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import coopcheck
-from coopcheck import InvalidParameter, KernelSpec, exchange, kernel_symbol, load_store, reduce, scan, shuffle
+from coopcheck import (
+    InvalidParameter,
+    KernelSpec,
+    exchange,
+    kernel_symbol,
+    load_store,
+    reduce,
+    scan,
+    shuffle,
+    warp_reduce,
+    warp_scan,
+)
 from coopcheck.families import check_spec, family_of
 from coopcheck.vocabulary import WARP_SIZE
 
@@ -29,8 +42,15 @@ FAMILY_ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 8)
 REDUCE_ITEMS_PER_THREAD = (1, 2, 3, 4, 7, 16)
 #: ... and Scan kernels for: its contract's values.
 SCAN_ITEMS_PER_THREAD = (1, 2, 4, 7, 16)
+#: A logical warp width's code: its lane count (index ``w`` holds ``str(w)``).
+WIDTH_CODES = tuple(map(str, range(WARP_SIZE + 1)))
 #: Per operation, the variant axes its kernels take as run-time parameters, each value passed as its index here.
-RUN_TIME_STATICS = {"block.scan": {"mode": scan.MODES, "seed": scan.SEEDS}}
+RUN_TIME_STATICS = {
+    "block.scan": {"mode": scan.MODES, "seed": scan.SEEDS},
+    "warp.reduce": {"width": WIDTH_CODES, "mode": warp_reduce.MODES},
+    "warp.scan": {"width": WIDTH_CODES, "mode": warp_scan.MODES, "seed": warp_scan.SEEDS,
+                  "aggregate": warp_scan.AGGREGATES},
+}
 #: Bytes per element; float16 travels as its 16 bits.
 ITEM_BYTES = {
     "uint8": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
@@ -70,8 +90,17 @@ REDUCE_PARAMS = (Param("items"), Param("valid", "int32"), Param("sentinel"), Par
 #: ``(const T *items, const T *initial, T *dst, int64_t mode, int64_t seed)``
 SCAN_PARAMS = (Param("items"), Param("initial"), Param("dst"), Param("mode", "int64", pointer=False),
                Param("seed", "int64", pointer=False))
+#: ``(const T *items, const uint8_t *flags, const int32_t *valid, const T *sentinel, T *dst, int64_t width,
+#: int64_t mode)``
+WARP_REDUCE_PARAMS = (Param("items"), Param("flags", "uint8"), Param("valid", "int32"), Param("sentinel"),
+                      Param("dst"), Param("width", "int64", pointer=False), Param("mode", "int64", pointer=False))
+#: ``(const T *items, const T *initial, T *dst, int64_t width, int64_t mode, int64_t seed, int64_t aggregate)``
+WARP_SCAN_PARAMS = (Param("items"), Param("initial"), Param("dst"), Param("width", "int64", pointer=False),
+                    Param("mode", "int64", pointer=False), Param("seed", "int64", pointer=False),
+                    Param("aggregate", "int64", pointer=False))
 PARAMS = {"block.load": LOAD_PARAMS, "block.store": STORE_PARAMS, "block.exchange": EXCHANGE_PARAMS,
-          "block.shuffle": SHUFFLE_PARAMS, "block.reduce": REDUCE_PARAMS, "block.scan": SCAN_PARAMS}
+          "block.shuffle": SHUFFLE_PARAMS, "block.reduce": REDUCE_PARAMS, "block.scan": SCAN_PARAMS,
+          "warp.reduce": WARP_REDUCE_PARAMS, "warp.scan": WARP_SCAN_PARAMS}
 OPERATIONS = frozenset(PARAMS)
 
 
@@ -83,6 +112,8 @@ def exported_items_per_thread(operation: str, algorithm: str) -> tuple[int, ...]
         return REDUCE_ITEMS_PER_THREAD
     if operation in scan.OPERATIONS:
         return SCAN_ITEMS_PER_THREAD
+    if operation in warp_reduce.OPERATIONS | warp_scan.OPERATIONS:
+        return (1,)
     return (1,) if algorithm in shuffle.SCALAR else FAMILY_ITEMS_PER_THREAD
 
 
@@ -125,6 +156,13 @@ def specializations() -> Iterator[KernelSpec]:
     families.append(("block.reduce", reduce.ALGORITHMS, [(("op", o),) for o in reduce.OPERATORS]))
     families.append(("block.scan", scan.ALGORITHMS, [(("op", o), ("mode", m), ("seed", s)) for o in scan.OPERATORS
                                                      for m in scan.MODES for s in scan.SEEDS]))
+    widths = [str(w) for w in warp_reduce.WIDTHS]
+    families.append(("warp.reduce", warp_reduce.ALGORITHMS, [
+        (("width", w), ("op", o), ("mode", m)) for w in widths for o in warp_reduce.OPERATORS
+        for m in warp_reduce.MODES]))
+    families.append(("warp.scan", warp_scan.ALGORITHMS, [
+        (("width", w), ("op", o), ("mode", m), ("seed", s), ("aggregate", a)) for w in widths
+        for o in warp_scan.OPERATORS for m in warp_scan.MODES for s in warp_scan.SEEDS for a in warp_scan.AGGREGATES]))
     for operation, algorithms, variants in families:
         for algorithm in algorithms:
             for dtype in coopcheck.DTYPES:
@@ -143,7 +181,7 @@ def exported_symbols() -> frozenset[str]:
 def dynamic_shared_bytes(spec: KernelSpec) -> int:
     """Dynamic shared memory a launch of ``spec`` needs: the transpose family's scratch tile; Exchange's tile, or
     time-sliced one warp's share of it; Shuffle's and Reduce's one item a thread; Scan's one item a thread, one a
-    warp's lane and one broadcast."""
+    warp's lane and one broadcast; the warp families' none (they exchange through shuffles)."""
     item = ITEM_BYTES[spec.dtype]
     if spec.operation in scan.OPERATIONS:
         return (spec.threads + WARP_SIZE + 1) * item

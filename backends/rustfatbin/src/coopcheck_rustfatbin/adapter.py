@@ -2,8 +2,9 @@
 
 Every kernel was built ahead of time (``coopcheck_rustfatbin.build``); compiling a spec validates its
 statics with its family's ``check_spec`` and checks that the fatbin holds its entry for the arch. A Scan entry
-serves the specs that differ only in mode and seed (run-time parameters), so the adapter names the entry a launch
-runs (``launched_symbol``) for the launch ledger and sanitizer attribution.
+serves the specs that differ only in mode and seed, a Warp Reduce or Warp Scan entry those that differ only in width,
+mode, seed and aggregate (run-time parameters), so the adapter names the entry a launch runs (``launched_symbol``)
+for the launch ledger and sanitizer attribution.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from coopcheck import (
     ScanBatch,
     ShuffleBatch,
     StoreBatch,
+    WarpReduceBatch,
+    WarpScanBatch,
 )
 from coopcheck.families import check_spec
 from coopcheck.fatbin import KIND_PTX
@@ -30,7 +33,8 @@ from coopcheck.fatbin import KIND_PTX
 from coopcheck_rustfatbin import abi
 from coopcheck_rustfatbin.bundle import Bundle, LoaderError
 
-Batch = LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch
+Batch = (LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch | WarpReduceBatch
+         | WarpScanBatch)
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,9 @@ class RustFatbinAdapter:
         return abi.entry_symbol(spec)
 
     def kernel_key(self, spec: KernelSpec) -> Hashable:
-        """The entry: every block shape (and Scan's mode and seed) shares one kernel. A kernel that takes scratch
-        adds its size (a launch parameter that inspection reports), and a spec with bad statics keys apart,
-        since its compile must raise where an equal symbol's compile succeeds."""
+        """The entry: every block shape (and every value of a run-time static, ``abi.RUN_TIME_STATICS``) shares one
+        kernel. A kernel that takes scratch adds its size (a launch parameter that inspection reports), and a spec
+        with bad statics keys apart, since its compile must raise where an equal symbol's compile succeeds."""
         if not abi.statics_ok(spec):
             return ("rejected", spec)
         shared, symbol = abi.dynamic_shared_bytes(spec), abi.entry_symbol(spec)

@@ -5,12 +5,15 @@ folder. The cargo target dirs and ptxas outputs are the build's cache (``COOP_RU
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from coopcheck_rustfatbin.build import FATBIN_NAME, build, parse_capabilities
+from coopcheck_rustfatbin.toolchain import Toolchain
 
 ARCHS = "8.0;9.0+PTX"
 #: The crate of this checkout (the tests may run against an installed package, which has none).
@@ -34,3 +37,25 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     manifest = build(CRATE, out, parse_capabilities(ARCHS))
     assert json.loads((out / "coop_kernels.json").read_text()) == manifest
     return Built(CRATE, out / FATBIN_NAME, manifest)
+
+
+#: The host runs of the crate's kernel bodies (``tests/hostrun/<name>.rs``).
+HOSTRUN = Path(__file__).resolve().parents[1] / "hostrun"
+
+
+@pytest.fixture(scope="session")
+def host_run_build(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str, str], Path]:
+    """``build(name, points_env, dispatch)``: the host build of ``hostrun/<name>.rs`` with ``dispatch`` (Rust source
+    naming the entries it runs) included from ``$<points_env>``."""
+
+    def host_build(name: str, points_env: str, dispatch: str) -> Path:
+        folder = tmp_path_factory.mktemp(name)
+        (folder / "points.rs").write_text(dispatch)
+        binary = folder / name
+        built = subprocess.run([str(Toolchain.discover().rustc), "--edition", "2024", "-C", "opt-level=1",
+                                str(HOSTRUN / f"{name}.rs"), "-o", str(binary)], capture_output=True, text=True,
+                               check=False, env={points_env: str(folder / "points.rs"), "PATH": "/usr/bin:/bin"})
+        assert built.returncode == 0, built.stderr
+        return binary
+
+    return host_build

@@ -1,14 +1,16 @@
 """The contracts' resource rules on the final SASS of every Load/Store, Reduce and Scan kernel the fatbin ships, per
 arch: no local memory, stack or CALL anywhere; no shared memory or barrier outside the transpose family, which must
 exchange through shared memory (and, block-wide, a barrier), while every reduction and scan passes its partials
-through shared memory across barriers (a Scan entry serves every mode and seed: each is read once). And few enough
-registers for the contracts' largest block, 1024 threads; a Scan entry has exactly the block barriers its source
-writes, none copied into a thread-dependent branch. The warp Exchange methods must make no CALL either; at
+through shared memory across barriers (a Scan entry serves every mode and seed: each is read once); the warp
+families' entries exchange through shuffles, with no scratch or barrier (each serves every width and mode). And few
+enough registers for the contracts' largest block, 1024 threads; a Scan entry has exactly the block barriers its
+source writes, none copied into a thread-dependent branch. The warp Exchange methods must make no CALL either; at
 sm_80 they do (a known defect, held by a strict xfail)."""
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import coopcheck
 import pytest
@@ -38,6 +40,11 @@ SCAN_SPECS = sorted({abi.entry_symbol(s): s for s in abi.specializations() if s.
                     key=abi.entry_symbol)
 
 
+#: One spec per Warp Reduce and Warp Scan entry (every width, mode, seed and aggregate is a run-time parameter of it),
+#: at a block of 100 threads (a partial last hardware warp) and a width that does not divide 32.
+WARP_SPECS = sorted({abi.entry_symbol(s): replace(s, block=(100,)) for s in abi.specializations()
+                     if s.operation in ("warp.reduce", "warp.scan") and s.static("width") == "7"}.values(),
+                    key=abi.entry_symbol)
 #: The block barriers each Scan algorithm's source writes, one instruction each: the warp scan of the partials 11 (its
 #: store, then a read and a write barrier per level of 5), the raking's partial store and segment downsweep 2 more
 #: (warp_scans: the warp aggregates 1), then block_scan's 3 (the prefixes read, the callback's broadcast, the end).
@@ -53,7 +60,7 @@ def adapter(built) -> RustFatbinAdapter:
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("spec", SPECS + REDUCE_SPECS + SCAN_SPECS, ids=abi.entry_symbol)
+@pytest.mark.parametrize("spec", SPECS + REDUCE_SPECS + SCAN_SPECS + WARP_SPECS, ids=abi.entry_symbol)
 def test_kernel_meets_the_resource_rules(adapter, spec, arch):
     report = inspect_artifacts(adapter.artifacts(adapter.compile(spec, arch=arch)))
     assert resource_violations(report, spec.algorithm, RULES[spec.operation]) == []
@@ -88,3 +95,10 @@ def test_every_scan_entry_of_the_fatbin_is_read(built, arch):
     (capability,) = [c for c in built.manifest["capabilities"] if c["arch"] == arch]
     shipped = {s for s in capability["symbols"] if s.startswith("coop_block_scan__")}
     assert {abi.entry_symbol(s) for s in SCAN_SPECS} == shipped and len(shipped) == 615
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_every_warp_entry_of_the_fatbin_is_read(built, arch):
+    (capability,) = [c for c in built.manifest["capabilities"] if c["arch"] == arch]
+    shipped = {s for s in capability["symbols"] if s.startswith("coop_warp_")}
+    assert {abi.entry_symbol(s) for s in WARP_SPECS} == shipped and len(shipped) == 52 + 41

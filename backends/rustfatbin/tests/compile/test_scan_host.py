@@ -10,7 +10,7 @@ points cover every algorithm with every operator, mode and seed, every block sha
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,12 @@ from coopcheck.scan import check_spec
 from coopcheck_rustfatbin import abi
 from coopcheck_rustfatbin.adapter import CompiledKernel, RustFatbinAdapter, _launch_args
 from coopcheck_rustfatbin.loader import In, Out
-from coopcheck_rustfatbin.toolchain import Toolchain
 
 from harness.contracts import load_contracts
 from harness.oracles.launch import point_failures
 
 pytestmark = pytest.mark.compile
 
-RUNNER = Path(__file__).resolve().parents[1] / "hostrun" / "scan_host.rs"
 CONTRACT = next(c for c in load_contracts() if c.id == "block.scan")
 RUST_TYPES = {"uint8": "u8", "int8": "i8", "int16": "i16", "uint16": "u16", "int32": "i32", "uint32": "u32",
               "int64": "i64", "uint64": "u64", "float32": "f32", "float64": "f64"}
@@ -79,16 +77,9 @@ def _dispatch(points: list[tuple[Any, ...]]) -> str:
 
 
 @pytest.fixture(scope="module")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def runner(host_run_build: Callable[[str, str, str], Path]) -> Path:
     """The host build of the Scan kernel body with a dispatch for every point's entry."""
-    folder = tmp_path_factory.mktemp("scan_host")
-    (folder / "points.rs").write_text(_dispatch(POINTS))
-    binary = folder / "scan_host"
-    built = subprocess.run([str(Toolchain.discover().rustc), "--edition", "2024", "-C", "opt-level=1",
-                            str(RUNNER), "-o", str(binary)], capture_output=True, text=True, check=False,
-                           env={"COOP_SCAN_POINTS": str(folder / "points.rs"), "PATH": "/usr/bin:/bin"})
-    assert built.returncode == 0, built.stderr
-    return binary
+    return host_run_build("scan_host", "COOP_SCAN_POINTS", _dispatch(POINTS))
 
 
 class HostScanAdapter(RustFatbinAdapter):

@@ -24,16 +24,10 @@ use operator::{Operand, Operator};
 #[path = "../../kernels/src/block.rs"]
 mod block;
 
-thread_local! {
-    /// The calling GPU thread (rank, block size and index), set per host thread.
-    static CURRENT: std::cell::Cell<Option<block::Block>> = const { std::cell::Cell::new(None) };
-}
+#[path = "gpu_thread.rs"]
+mod gpu_thread;
 
-impl block::Block {
-    pub fn current() -> Self {
-        CURRENT.with(|c| c.get()).expect("a thread of a simulated block")
-    }
-}
+use gpu_thread::words;
 
 /// The scratch and the block barrier, as `kernels/src/shared.rs` has them.
 mod shared {
@@ -177,16 +171,6 @@ struct Launch {
     dst: String,
 }
 
-/// A file's bytes in 8-byte words, so that any item type reads them aligned.
-fn words(path: &str) -> (Vec<u64>, usize) {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut words = vec![0u64; bytes.len().div_ceil(8)];
-    for (i, b) in bytes.iter().enumerate() {
-        words[i / 8] |= (*b as u64) << (8 * (i % 8));
-    }
-    (words, bytes.len())
-}
-
 /// Every block of the launch, one after the other, each thread on its own host thread.
 fn run<T: Operand + Send, O: Operator<T>, A: scan::Algorithm, const IPT: usize>(launch: &Launch) {
     let (items, _) = words(&launch.items);
@@ -201,7 +185,7 @@ fn run<T: Operand + Send, O: Operator<T>, A: scan::Algorithm, const IPT: usize>(
             for rank in 0..launch.threads {
                 let (barrier, threads, mode, seed) = (barrier.clone(), launch.threads, launch.mode, launch.seed);
                 std::thread::Builder::new().stack_size(1 << 18).spawn_scoped(scope, move || {
-                    CURRENT.with(|c| c.set(Some(block::Block { rank, threads, index })));
+                    gpu_thread::enter(block::Block { rank, threads, index });
                     sim::start_thread(barrier);
                     // SAFETY: the buffers outlive the scope; each thread writes only its own slots of dst.
                     unsafe {

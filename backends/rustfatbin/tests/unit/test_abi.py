@@ -15,11 +15,14 @@ from harness.cases import expand
 from harness.contracts import load_contracts
 
 SOURCES = Path(__file__).resolve().parents[2] / "kernels" / "src"
-RUST_TYPES = {"i32": "int32", "i64": "int64"}
+RUST_TYPES = {"u8": "uint8", "i32": "int32", "i64": "int64"}
 #: Where each operation's exported entry is, and the name of its ``fn``.
 ENTRIES = {"block.load": ("kernels.rs", "load"), "block.store": ("kernels.rs", "store"),
            "block.exchange": ("exchange_kernels.rs", "entry"), "block.shuffle": ("shuffle_kernels.rs", "entry"),
-           "block.reduce": ("reduce_kernels.rs", "entry"), "block.scan": ("scan_kernels.rs", "entry")}
+           "block.reduce": ("reduce_kernels.rs", "entry"), "block.scan": ("scan_kernels.rs", "entry"),
+           "warp.reduce": ("warp_reduce_kernels.rs", "entry"), "warp.scan": ("warp_scan_kernels.rs", "entry")}
+#: The warp families' batches.
+WARP_BATCHES = {"warp.reduce": coopcheck.WarpReduceBatch, "warp.scan": coopcheck.WarpScanBatch}
 
 
 def _rust_params(operation: str) -> list[abi.Param]:
@@ -83,6 +86,42 @@ def test_the_crate_reads_the_run_time_statics_by_the_codes_the_host_passes():
     assert [seeds.get(str(code), "None").lower() for code in range(len(codes["seed"]))] == list(codes["seed"])
     assert re.search(r"const INCLUSIVE: i64 = (\d+);", source)[1] == str(codes["mode"].index("inclusive"))
     assert re.search(r"pub const PREFIX_TILES: usize = (\d+);", source)[1] == str(scan.PREFIX_TILES)
+
+
+@pytest.mark.parametrize("operation", sorted(WARP_BATCHES))
+def test_every_warp_pointer_param_but_dst_comes_from_the_batch_and_the_values_are_its_run_time_statics(operation):
+    params = abi.PARAMS[operation]
+    pointers = [p.name for p in params if p.pointer]
+    assert pointers[-1] == "dst" and set(pointers[:-1]) <= set(WARP_BATCHES[operation].__dataclass_fields__)
+    assert [p.name for p in params if not p.pointer] == list(abi.RUN_TIME_STATICS[operation])
+
+
+def test_the_warp_kernels_read_the_run_time_statics_by_the_codes_the_host_passes():
+    reduce_source, scan_source = (SOURCES / "warp_reduce.rs").read_text(), (SOURCES / "warp_scan.rs").read_text()
+    const = lambda source, name: int(re.search(rf"const {name}: i64 = (\d+);", source)[1])  # noqa: E731
+    assert [const(reduce_source, m.upper()) for m in ("reduce", "head")] == [
+        abi.RUN_TIME_STATICS["warp.reduce"]["mode"].index(m) for m in ("reduce", "head")]
+    codes = abi.RUN_TIME_STATICS["warp.scan"]
+    assert const(scan_source, "INCLUSIVE") == codes["mode"].index("inclusive")
+    assert const(scan_source, "INITIAL") == codes["seed"].index("initial")
+    assert const(scan_source, "AGGREGATE_ON") == codes["aggregate"].index("on")
+
+
+@pytest.mark.parametrize(("width", "mode", "codes"), [("7", "reduce", [7, 0]), ("32", "tail", [32, 2]),
+                                                      ("1", "head", [1, 1])])
+def test_a_warp_reduce_launch_passes_its_width_in_lanes_and_the_code_of_its_mode(width, mode, codes):
+    spec = KernelSpec("warp.reduce", "int8", (49,), 1, "any", variant=(("width", width), ("op", "sum"), ("mode", mode)))
+    assert [abi.run_time_value(p, spec, None) for p in abi.PARAMS["warp.reduce"] if not p.pointer] == codes
+    assert abi.entry_symbol(spec) == "coop_warp_reduce__int8__ipt1__any__sum"
+
+
+@pytest.mark.parametrize("operation", sorted(WARP_BATCHES))
+def test_every_warp_kernel_point_of_the_contract_has_an_entry_that_its_kernel_symbol_holds(operation):
+    (contract,) = [c for c in load_contracts() if c.id == operation]
+    specs = {case.spec for case in expand(contract, "rustfatbin", "full") if case.reject is None}
+    symbols = {s for s in abi.exported_symbols() if s.startswith(f"coop_{operation.replace('.', '_')}__")}
+    assert {abi.entry_symbol(s) for s in specs} == symbols
+    assert len(symbols) == (8 * 5 + 3 * 4 if operation == "warp.reduce" else 8 * 4 + 3 * 3)  # no float matmul
 
 
 @pytest.mark.parametrize(("mode", "seed", "codes"), [("inclusive", "none", [0, 0]), ("exclusive", "prefix", [1, 2]),
@@ -179,8 +218,9 @@ def test_exported_symbols_are_kernel_symbols_of_every_combination():
     load_store = len(coopcheck.OPERATIONS) * dtypes * len(abi.ITEMS_PER_THREAD) * len(coopcheck.ALGORITHMS)
     exchanges = dtypes * len(abi.FAMILY_ITEMS_PER_THREAD) * len(exchange.METHODS) * 2 * 2  # slicing, output
     shuffles = dtypes * 2 * (2 * 1 + 4 * len(abi.FAMILY_ITEMS_PER_THREAD))  # output; offset, rotate at ipt 1
-    reduces, scans = 822, 615
-    assert len(symbols) == load_store + exchanges + shuffles + reduces + scans == 770 + 2112 + 572 + 822 + 615
+    reduces, scans, warp_reduces, warp_scans = 822, 615, 52, 41
+    assert len(symbols) == load_store + exchanges + shuffles + reduces + scans + warp_reduces + warp_scans == (
+        770 + 2112 + 572 + 822 + 615 + 52 + 41)
     assert kernel_symbol(KernelSpec("block.store", "float16", (8, 4, 2), 7, "warp_transpose")) in symbols
     assert "coop_block_load__int32__ipt4__striped" in symbols
     assert "coop_block_exchange__uint8__ipt7__scatter_to_striped_flagged__on__separate" in symbols

@@ -37,8 +37,8 @@ def test_is_a_coop_adapter(adapter):
     assert isinstance(adapter, coopcheck.Adapter) and adapter.name == "rustfatbin"
 
 
-def test_declares_block_reduce_and_scan(adapter):
-    assert {"block.reduce", "block.scan"} <= adapter.operations
+def test_declares_block_reduce_and_scan_and_the_warp_families(adapter):
+    assert {"block.reduce", "block.scan", "warp.reduce", "warp.scan"} <= adapter.operations
 
 
 @pytest.mark.parametrize(("bad", "rule"), [
@@ -235,6 +235,37 @@ def test_scan_arguments_follow_the_abi_with_mode_and_seed_codes_last(mode, seed,
     assert args[2] == Out(n * (tiles * (s.tile + 65) + 65), "int64")
 
 
+def test_warp_reduce_arguments_follow_the_abi_with_width_and_mode_codes_last():
+    s = KernelSpec("warp.reduce", "int16", (13, 5), 1, "any", variant=(("width", "24"), ("op", "first"),
+                                                                        ("mode", "tail")))
+    n = 2
+    batch = coopcheck.WarpReduceBatch(np.zeros(n * 65, "int16"), np.zeros(n * 65, "uint8"), np.ones(n, np.int32),
+                                      np.ones(n, "int16"), 65)
+    args = _launch_args("k", s, batch)
+    assert [type(a) for a in args] == [In, In, In, In, Out, int, int] and args[5:] == [24, 2]
+    assert args[1].array is batch.flags and args[3].array is batch.sentinel
+    assert args[4] == Out(n * 2 * 65, "int16")
+
+
+def test_every_width_and_mode_of_a_warp_reduce_keys_one_entry_without_scratch(adapter):
+    keys = {adapter.kernel_key(KernelSpec("warp.reduce", "int16", block, 1, "any", variant=(
+        ("width", width), ("op", "first"), ("mode", mode)))) for block in ((1,), (13, 5), (1024,))
+        for width in ("1", "7", "32") for mode in ("reduce", "head")}
+    assert keys == {"coop_warp_reduce__int16__ipt1__any__first"}
+
+
+@pytest.mark.parametrize(("aggregate", "out"), [("on", 2), ("off", 1)])
+def test_warp_scan_arguments_follow_the_abi_with_the_run_time_codes_last(aggregate, out):
+    s = KernelSpec("warp.scan", "uint64", (100,), 1, "any", variant=(
+        ("width", "7"), ("op", "matmul"), ("mode", "exclusive"), ("seed", "initial"), ("aggregate", aggregate)))
+    n = 3
+    batch = coopcheck.WarpScanBatch(np.zeros(n * 100, "uint64"), np.ones(n, "uint64"), 100)
+    args = _launch_args("k", s, batch)
+    assert [type(a) for a in args] == [In, In, Out, int, int, int, int]
+    assert args[3:] == [7, 1, 1, 0 if aggregate == "on" else 1]
+    assert args[2] == Out(n * out * 100, "uint64")
+
+
 def test_a_sentinel_of_another_dtype_is_refused():
     s = reduce_spec("float16")
     batch = coopcheck.ReduceBatch(np.zeros(s.tile, "float16"), np.ones(1, np.int32), np.ones(1, "uint16"), s.tile)
@@ -265,3 +296,23 @@ def test_an_argument_of_the_wrong_element_type_is_refused():
     batch.offset = batch.offset.astype(np.int32)
     with pytest.raises(LoaderError, match="k: argument offset is int32, the kernel takes int64"):
         _launch_args("k", s, batch)
+
+
+@pytest.mark.parametrize("contract_id", ["block.scan", "warp.reduce", "warp.scan"])
+@pytest.mark.parametrize("profile", ["pr", "full"])
+def test_the_shipped_expectations_declare_exactly_the_cases_it_declines(adapter, profile, contract_id):
+    """The gpu lanes accept a declined case only where an expectation declares it, and an entry naming a case the
+    adapter runs (a rejection case, which it still refuses by rule) turns its pass into an UnexpectedPass."""
+    from fnmatch import fnmatchcase
+
+    from harness.cases import expand
+    from harness.contracts import contracts_dir, load_contracts
+    from harness.expectations import load_expectations
+
+    contract = {c.id: c for c in load_contracts()}[contract_id]
+    entries = [e for e in load_expectations(contracts_dir() / "expectations.toml")
+               if e.tags.get("backend") == "rustfatbin" and fnmatchcase("gpu", e.tags.get("lane", "*"))]
+    cases = expand(contract, "rustfatbin", profile)
+    declined = {c.id for c in cases if c.reject is None and adapter.unsupported_case(c.spec, c.case_values())}
+    declared = {c.id for c in cases if any(fnmatchcase(c.id, e.cases) for e in entries)}
+    assert declared == declined
