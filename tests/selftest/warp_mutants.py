@@ -318,7 +318,8 @@ WARP_REDUCE_MUTANTS: tuple[type[WarpReduceMutant], ...] = (
     ReduceRankYMajor, ReduceStaticsUnchecked, ReduceFloatCanonicalized, ReduceOutputTruncated, ItemsOverwritten,
 )
 WARP_SCAN_MUTANTS: tuple[type[WarpScanMutant], ...] = (
-    ScanWrongIdentity, ExclusiveSumWithoutZero, ExclusiveOffByOne, ModeSwapped, ScanStepReversed, SeedTwice, SeedIgnored, AggregateWithSeed,
+    ScanWrongIdentity, ExclusiveSumWithoutZero, ExclusiveOffByOne, ModeSwapped, ScanStepReversed, SeedTwice,
+    SeedIgnored, AggregateWithSeed,
     ScanSegmentMask, ScanLaneFromThreadX, ScanPartialWarpAsWhole, ScanRankYMajor, ScanStaticsUnchecked,
     ScanFloatCanonicalized, ScanOutputTruncated, InitialOverwritten,
 )
