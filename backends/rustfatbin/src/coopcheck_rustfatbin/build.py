@@ -183,7 +183,9 @@ def stage_crate(crate: Path, target_root: Path) -> Path:
 
     cargo keys its cache by the crate's path, and each isolated wheel build unpacks the sources somewhere
     new: built in place, every wheel build recompiled core (about a minute per capability). Unchanged files
-    keep their modification times, so cargo sees nothing new; the crate's own ``target`` is not copied.
+    keep their modification times, so cargo sees nothing new; a changed one is written with the time of staging,
+    since cargo rebuilds only sources newer than its last build (a source's own time may be older: edited on
+    another branch, or in another checkout sharing the cache). The crate's own ``target`` is not copied.
     """
     staged = target_root / "crate"
     wanted = {path.relative_to(crate) for path in crate.rglob("*")
@@ -192,7 +194,8 @@ def stage_crate(crate: Path, target_root: Path) -> Path:
         source, copy = crate / rel, staged / rel
         if not copy.is_file() or copy.read_bytes() != source.read_bytes():
             copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, copy)
+            shutil.copyfile(source, copy)  # written now: newer than any build cargo recorded
+            shutil.copymode(source, copy)
     for path in sorted(staged.rglob("*"), reverse=True):
         if path.is_file() and path.relative_to(staged) not in wanted:
             path.unlink()

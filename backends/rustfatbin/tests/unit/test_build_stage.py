@@ -48,3 +48,18 @@ def test_the_linker_script_stays_executable(tmp_path: Path) -> None:
     (crate / "llvm-bitcode-linker").chmod(0o755)
     staged = stage_crate(crate, tmp_path / "cache")
     assert os.access(staged / "llvm-bitcode-linker", os.X_OK)
+
+
+def test_a_changed_file_is_staged_newer_than_the_last_build_however_old_its_own_time(tmp_path: Path) -> None:
+    """cargo rebuilds a source only if it is newer than the build's record of it; a file edited before the cache's
+    last build (an older branch, another checkout sharing the cache) once kept its own time in the stage, and the
+    wheel shipped the kernels of the previous build: a raking Scan fix built into a fatbin without it."""
+    cache = tmp_path / "cache"
+    crate = _crate(tmp_path / "crate", "fn a() {}")
+    staged = stage_crate(crate, cache)
+    built = (staged / "src" / "lib.rs").stat().st_mtime_ns  # the build's record of the source, as it was staged
+    (crate / "src" / "lib.rs").write_text("fn b() {}")
+    os.utime(crate / "src" / "lib.rs", ns=(built - 10**10, built - 10**10))  # edited ten seconds before that build
+    stage_crate(crate, cache)
+    assert (staged / "src" / "lib.rs").read_text() == "fn b() {}"
+    assert (staged / "src" / "lib.rs").stat().st_mtime_ns > built
