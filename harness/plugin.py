@@ -142,10 +142,10 @@ class CaseRunner:
         found = []
         for case in cases:
             if case.id not in self.verdicts:
-                scope = case_scope(case)
-                self.emit(GroupRecord(scope, tuple(c.id for c in self.groups[scope])))
-                for record in self._engine(case.backend).run_group(case.spec, self.groups[scope]):
-                    self.verdicts[record.id] = record
+                for point in kernel_points(self.groups[case_scope(case)]):
+                    self.emit(GroupRecord(point[0].kernel_id, tuple(c.id for c in point)))
+                    for record in self._engine(case.backend).run_group(point[0].spec, point):
+                        self.verdicts[record.id] = record
             found.append(self.verdicts[case.id])
         return found
 
@@ -228,6 +228,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         item = CaseItem.from_parent(session, name=node, nodeid=node, cases=cases, group=group)
         item.add_marker(pytest.mark.coop_case)
         items.append(item)
+
+
+def kernel_points(group: list[Case]) -> list[list[Case]]:
+    """A group's cases by kernel point (by spec), in order: the group is (dtype, block, ipt, alg), and a family's
+    kernel axes may go further (Exchange's slicing, Warp Reduce's width, op and mode), each point its own kernel."""
+    points: dict[coopcheck.KernelSpec, list[Case]] = {}
+    for case in group:
+        points.setdefault(case.spec, []).append(case)
+    return list(points.values())
 
 
 def kernel_scope(nodeid: str) -> str:

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.journal import GroupRecord, LaunchRecord, SessionRecord, final_cases, read_journal
-from harness.plugin import MAX_LISTED, kernel_scope
+from harness.contracts import load_contracts
+from harness.journal import CaseRecord, GroupRecord, LaunchRecord, SessionRecord, final_cases, read_journal
+from harness.lanes import lane_cases
+from harness.plugin import MAX_LISTED, CaseRunner, case_scope, kernel_scope
 from harness.statuses import Status
 from tests.support.model_backend import FAULT_ENV, UNSUPPORTED_ENV
 
@@ -218,3 +220,34 @@ def test_a_group_fails_counting_its_cases_not_accepted_and_naming_the_first(
     assert len(crashed) == MAX_LISTED and all(": Crash: " in line for line in crashed)
     result.stdout.fnmatch_lines([load, "* of * case(s) not accepted: * Crash", "  ... and * more: the journal "
                                  "holds every verdict"])
+
+
+class _SpecRecorder:
+    """An engine that answers Pass for every case and records which spec each group ran with."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[object, list[str]]] = []
+
+    def run_group(self, spec: object, cases: list) -> list[CaseRecord]:
+        self.calls.append((spec, [c.id for c in cases]))
+        return [CaseRecord(c.id, Status.PASS, "gpu") for c in cases]
+
+
+def test_a_group_item_runs_each_kernel_point_of_its_group_with_its_own_spec() -> None:
+    """A group item is the cases of (dtype, block, ipt, alg); a family whose kernel axes go further (Warp Reduce's
+    width, op and mode) holds several kernel points there. Run with the first case's spec, the whole group was one
+    kernel point's launch judged under every case id: on the H200, cccl's head and tail Warp Reduce cases, which
+    its adapter declines, passed under racecheck over full (18,435 of them)."""
+    contract = next(c for c in load_contracts() if c.id == "warp.reduce")
+    runner = CaseRunner.__new__(CaseRunner)
+    runner.writer, runner.verdicts, runner.groups = None, {}, {}
+    engine = _SpecRecorder()
+    runner.engines = {"numba": engine}  # type: ignore[dict-item]
+    for case in lane_cases(contract, "numba", "full", "gpu"):
+        runner.groups.setdefault(case_scope(case), []).append(case)
+    group = next(g for g in runner.groups.values() if len({c.spec for c in g}) > 3)
+    runner.verdicts_of(group[:1])
+    assert len(engine.calls) == len({c.spec for c in group})
+    by_id = {c.id: c for c in group}
+    assert all(by_id[i].spec == spec for spec, ids in engine.calls for i in ids)
+    assert sorted(i for _, ids in engine.calls for i in ids) == sorted(by_id)
