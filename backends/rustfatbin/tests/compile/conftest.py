@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from coopcheck import KernelSpec
+from coopcheck.families import check_spec
+from coopcheck_rustfatbin import abi
+from coopcheck_rustfatbin.adapter import CompiledKernel, RustFatbinAdapter
 from coopcheck_rustfatbin.build import FATBIN_NAME, build, parse_capabilities
 from coopcheck_rustfatbin.toolchain import Toolchain
 
@@ -59,3 +63,27 @@ def host_run_build(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, s
         return binary
 
     return host_build
+
+
+class HostRunAdapter(RustFatbinAdapter):
+    """The rustfatbin adapter whose launches run a host build of the kernel bodies (``binary``, its files in
+    ``folder``) with the arguments a GPU launch would get; ``run(adapter, compiled, spec, batch)`` hands them over
+    as that host run takes them and returns its output."""
+
+    def __init__(self, binary: Path, folder: Path, run: Callable[[HostRunAdapter, CompiledKernel, KernelSpec, Any],
+                                                                   Any]) -> None:
+        super().__init__(folder / "unused.fatbin")
+        self.binary, self.folder, self._run = binary, folder, run
+
+    def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
+        check_spec(spec)
+        return CompiledKernel(abi.entry_symbol(spec), arch, abi.dynamic_shared_bytes(spec))
+
+    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: Any) -> Any:
+        return self._run(self, compiled, spec, batch)
+
+
+@pytest.fixture(scope="session")
+def host_run_adapter() -> type[HostRunAdapter]:
+    """The adapter class of the host runs (a fixture: the test modules are not a package)."""
+    return HostRunAdapter

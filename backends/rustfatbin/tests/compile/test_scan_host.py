@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 from coopcheck import KernelSpec
-from coopcheck.scan import check_spec
 from coopcheck_rustfatbin import abi
-from coopcheck_rustfatbin.adapter import CompiledKernel, RustFatbinAdapter, _launch_args
+from coopcheck_rustfatbin.adapter import CompiledKernel, _launch_args
 from coopcheck_rustfatbin.loader import In, Out
 
 from harness.contracts import load_contracts
@@ -82,36 +81,26 @@ def runner(host_run_build: Callable[[str, str, str], Path]) -> Path:
     return host_run_build("scan_host", "COOP_SCAN_POINTS", _dispatch(POINTS))
 
 
-class HostScanAdapter(RustFatbinAdapter):
-    """The rustfatbin adapter whose launches run the host build with the arguments a GPU launch would get."""
-
-    def __init__(self, binary: Path, folder: Path) -> None:
-        super().__init__(folder / "unused.fatbin")
-        self.binary, self.folder = binary, folder
-
-    def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        check_spec(spec)
-        return CompiledKernel(abi.entry_symbol(spec), arch, abi.dynamic_shared_bytes(spec))
-
-    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: Any) -> Any:
-        items, initial, dst, mode, seed = _launch_args(compiled.symbol, spec, batch)
-        assert isinstance(items, In) and isinstance(initial, In) and isinstance(dst, Out)
-        files = [self.folder / name for name in ("items", "initial", "dst")]
-        files[0].write_bytes(items.array.tobytes())
-        files[1].write_bytes(initial.array.tobytes())
-        files[2].write_bytes(b"\xa5" * dst.nbytes)  # not one of the dtype's zeros: an unwritten output shows
-        command = [str(self.binary), compiled.symbol, str(spec.threads), str(batch.n_blocks), str(mode), str(seed),
-                   str(compiled.dynamic_shared_bytes), *map(str, files)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=False)
-        if done.returncode:
-            raise AssertionError(f"{compiled.symbol}: the host run exited with {done.returncode}: {done.stderr}")
-        return np.frombuffer(files[2].read_bytes(), dtype=spec.dtype).copy()
+def _run_on_host(adapter: Any, compiled: CompiledKernel, spec: KernelSpec, batch: Any) -> Any:
+    """One launch of the host build: the arguments as files, the output read back."""
+    items, initial, dst, mode, seed = _launch_args(compiled.symbol, spec, batch)
+    assert isinstance(items, In) and isinstance(initial, In) and isinstance(dst, Out)
+    files = [adapter.folder / name for name in ("items", "initial", "dst")]
+    files[0].write_bytes(items.array.tobytes())
+    files[1].write_bytes(initial.array.tobytes())
+    files[2].write_bytes(b"\xa5" * dst.nbytes)  # not one of the dtype's zeros: an unwritten output shows
+    command = [str(adapter.binary), compiled.symbol, str(spec.threads), str(batch.n_blocks), str(mode), str(seed),
+               str(compiled.dynamic_shared_bytes), *map(str, files)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    if done.returncode:
+        raise AssertionError(f"{compiled.symbol}: the host run exited with {done.returncode}: {done.stderr}")
+    return np.frombuffer(files[2].read_bytes(), dtype=spec.dtype).copy()
 
 
 @pytest.mark.parametrize("k", POINTS, ids=lambda k: "-".join(map(str, k)))
 def test_the_scan_kernel_body_run_on_the_host_matches_the_oracle(runner: Path, tmp_path: Path,
-                                                                 k: tuple[Any, ...]) -> None:
-    adapter = HostScanAdapter(runner, tmp_path)
+                                                                 host_run_adapter: Any, k: tuple[Any, ...]) -> None:
+    adapter = host_run_adapter(runner, tmp_path, _run_on_host)
     for seed in (20261203, 7):
         failures = point_failures(adapter, CONTRACT, kernel_point(k), seed)
         assert not failures, f"{k}, seed {seed}:\n" + "\n".join(failures[:8])

@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 from coopcheck import KernelSpec
-from coopcheck.families import check_spec
 from coopcheck_rustfatbin import abi
-from coopcheck_rustfatbin.adapter import CompiledKernel, RustFatbinAdapter, _launch_args
+from coopcheck_rustfatbin.adapter import CompiledKernel, _launch_args
 from coopcheck_rustfatbin.loader import In, Out
 
 from harness.contracts import load_contracts
@@ -93,42 +92,32 @@ def runner(host_run_build: Callable[[str, str, str], Path]) -> Path:
     return host_run_build("warp_host", "COOP_WARP_POINTS", _dispatch(POINTS))
 
 
-class HostWarpAdapter(RustFatbinAdapter):
-    """The rustfatbin adapter whose launches run the host build with the arguments a GPU launch would get."""
-
-    def __init__(self, binary: Path, folder: Path) -> None:
-        super().__init__(folder / "unused.fatbin")
-        self.binary, self.folder = binary, folder
-
-    def compile(self, spec: KernelSpec, *, arch: str) -> CompiledKernel:
-        check_spec(spec)
-        return CompiledKernel(abi.entry_symbol(spec), arch, abi.dynamic_shared_bytes(spec))
-
-    def launch(self, compiled: CompiledKernel, spec: KernelSpec, batch: Any) -> Any:
-        params, out = [], None
-        for param, arg in zip(abi.PARAMS[spec.operation], _launch_args(compiled.symbol, spec, batch), strict=True):
-            path = self.folder / param.name
-            if isinstance(arg, In):
-                path.write_bytes(arg.array.tobytes())
-                params.append(f"in:{path}")
-            elif isinstance(arg, Out):
-                path.write_bytes(b"\xa5" * arg.nbytes)  # not one of the dtype's zeros: an unwritten output shows
-                params.append(f"out:{path}")
-                out = path
-            else:
-                params.append(str(arg))
-        assert out is not None
-        command = [str(self.binary), compiled.symbol, str(spec.threads), str(batch.n_blocks), *params]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=False)
-        if done.returncode:
-            raise AssertionError(f"{compiled.symbol}: the host run exited with {done.returncode}: {done.stderr}")
-        return np.frombuffer(out.read_bytes(), dtype=spec.dtype).copy()
+def _run_on_host(adapter: Any, compiled: CompiledKernel, spec: KernelSpec, batch: Any) -> Any:
+    """One launch of the host build: the arguments as files, the output read back."""
+    params, out = [], None
+    for param, arg in zip(abi.PARAMS[spec.operation], _launch_args(compiled.symbol, spec, batch), strict=True):
+        path = adapter.folder / param.name
+        if isinstance(arg, In):
+            path.write_bytes(arg.array.tobytes())
+            params.append(f"in:{path}")
+        elif isinstance(arg, Out):
+            path.write_bytes(b"\xa5" * arg.nbytes)  # not one of the dtype's zeros: an unwritten output shows
+            params.append(f"out:{path}")
+            out = path
+        else:
+            params.append(str(arg))
+    assert out is not None
+    command = [str(adapter.binary), compiled.symbol, str(spec.threads), str(batch.n_blocks), *params]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    if done.returncode:
+        raise AssertionError(f"{compiled.symbol}: the host run exited with {done.returncode}: {done.stderr}")
+    return np.frombuffer(out.read_bytes(), dtype=spec.dtype).copy()
 
 
 @pytest.mark.parametrize("k", POINTS, ids=lambda k: "-".join(map(str, k)))
 def test_the_warp_kernel_body_run_on_the_host_matches_the_oracle(runner: Path, tmp_path: Path,
-                                                                 k: tuple[Any, ...]) -> None:
-    adapter = HostWarpAdapter(runner, tmp_path)
+                                                                 host_run_adapter: Any, k: tuple[Any, ...]) -> None:
+    adapter = host_run_adapter(runner, tmp_path, _run_on_host)
     for seed in (20261203, 7):
         failures = point_failures(adapter, CONTRACTS[k[0]], kernel_point(k), seed)
         assert not failures, f"{k}, seed {seed}:\n" + "\n".join(failures[:8])

@@ -29,7 +29,7 @@ mod gpu_thread;
 
 use gpu_thread::words;
 
-/// The scratch and the block barrier, as `kernels/src/shared.rs` has them.
+/// The scratch, the block barrier and the optimizer's blind spot, as `kernels/src/shared.rs` has them.
 mod shared {
     pub fn scratch() -> u32 {
         0
@@ -37,6 +37,10 @@ mod shared {
 
     pub unsafe fn sync_block() {
         crate::sim::barrier();
+    }
+
+    pub fn unthreaded(flag: bool) -> bool {
+        core::hint::black_box(flag)
     }
 }
 
