@@ -302,17 +302,19 @@ def test_an_argument_of_the_wrong_element_type_is_refused():
 @pytest.mark.parametrize("profile", ["pr", "full"])
 def test_the_shipped_expectations_declare_exactly_the_cases_it_declines(adapter, profile, contract_id):
     """The gpu lanes accept a declined case only where an expectation declares it, and an entry naming a case the
-    adapter runs (a rejection case, which it still refuses by rule) turns its pass into an UnexpectedPass."""
+    adapter runs (a rejection case, which it still refuses by rule) turns its pass into an UnexpectedPass. It
+    declines none of these families' cases now (its raking Scans of 65 threads hung until a60b42a)."""
     from fnmatch import fnmatchcase
 
     from harness.cases import expand
     from harness.contracts import contracts_dir, load_contracts
     from harness.expectations import load_expectations
+    from harness.families import launched
 
     contract = {c.id: c for c in load_contracts()}[contract_id]
     entries = [e for e in load_expectations(contracts_dir() / "expectations.toml")
                if e.tags.get("backend") == "rustfatbin" and fnmatchcase("gpu", e.tags.get("lane", "*"))]
     cases = expand(contract, "rustfatbin", profile)
-    declined = {c.id for c in cases if c.reject is None and adapter.unsupported_case(c.spec, c.case_values())}
+    declined = {c.id for c in cases if c.reject is None and not launched(adapter, c.spec, [c])}
     declared = {c.id for c in cases if any(fnmatchcase(c.id, e.cases) for e in entries)}
     assert declared == declined
