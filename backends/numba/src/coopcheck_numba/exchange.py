@@ -101,6 +101,7 @@ _SIDES = {
 }
 
 
+@functools.cache
 def _store_step(method: str, ipt: int) -> DeviceFunction:
     """``store(scratch, items, keys, me, n_threads, lo, hi)``: every item whose tile index lies in [lo, hi) into
     ``scratch[index - lo]``; a scatter's index is its key (:func:`_key_step`), and a negative key is never inside
@@ -128,6 +129,7 @@ def _store_step(method: str, ipt: int) -> DeviceFunction:
     return store
 
 
+@functools.cache
 def _key_step(method: str, ipt: int) -> DeviceFunction:
     """``keys_of(ranks, flags, keys)``: where a scatter stores each item, once for every slice: its rank, or for
     the flagged scatter -1 where the flag is 0 (one register per item instead of two)."""
@@ -149,6 +151,7 @@ def _key_step(method: str, ipt: int) -> DeviceFunction:
     return keys_of
 
 
+@functools.cache
 def _load_step(method: str, ipt: int) -> DeviceFunction:
     """``load(scratch, items, me, n_threads, lo, hi)``: every output item whose tile index lies in [lo, hi)
     from ``scratch[index - lo]``."""

@@ -362,6 +362,7 @@ def warp_scan_kernel(device_scan: Callable[..., Any], dtype: str, aggregate: boo
     return _named(kernel, symbol, (vector, vector, vector), link)
 
 
+@functools.cache
 def _write_back(ipt: int, inplace: bool) -> Callable[..., Any]:
     """The device function ``write_back(dst, first, tile, held, out)`` of a kernel whose call works in place
     (``held``) or into a second array (``out``, then also writing the input items ``held`` a tile later)."""

@@ -64,6 +64,7 @@ def reduce_shared_bytes(dtype: str, threads: int) -> int:
     return threads * np.dtype(dtype).itemsize
 
 
+@functools.cache
 def operator(nbtype: Any, dtype: np.dtype[Any], op: str) -> DeviceFunction:
     """The operator ``op(a, b, state)`` of :mod:`coopcheck.reduce` on ``dtype`` items (integers wrap)."""
     floating = dtype.kind == "f"
@@ -117,6 +118,7 @@ def operator(nbtype: Any, dtype: np.dtype[Any], op: str) -> DeviceFunction:
     return matmul
 
 
+@functools.cache
 def _tree(op: DeviceFunction) -> DeviceFunction:
     """``tree(scratch, base, lane, scale, limit, x, active, state)``: an in-order tree over the lanes l of one
     segment of scratch from ``base`` with ``l * scale < limit`` (lane l takes lane l + s's value for s = 1, 2, 4,
@@ -139,6 +141,7 @@ def _tree(op: DeviceFunction) -> DeviceFunction:
     return tree
 
 
+@functools.cache
 def _raking(op: DeviceFunction, tree: DeviceFunction) -> DeviceFunction:
     """CUB's raking: every partial to the grid; raking thread t (of at most a warp) reduces its segment's valid
     part in order, and, after a barrier (the grid's start is reused: NVIDIA/cccl#1902), a tree over the raking

@@ -85,6 +85,7 @@ def _barrier():
     cuda.syncthreads()
 
 
+@functools.cache
 def _doubling(op: DeviceFunction, barrier: DeviceFunction) -> DeviceFunction:
     """``doubling(scratch, base, lane, count, x, active, state)``: an inclusive scan over the lanes l < ``count`` of
     one scratch segment from ``base`` (lane l takes lane l - s's value for s = 1, 2, 4, ..., in order); every thread
@@ -111,6 +112,7 @@ def _doubling(op: DeviceFunction, barrier: DeviceFunction) -> DeviceFunction:
     return doubling
 
 
+@functools.cache
 def _warp_scans(op: DeviceFunction, doubling: DeviceFunction, barrier: DeviceFunction) -> DeviceFunction:
     """``prefixes(scratch, me, n_threads, partial, state) -> (exclusive prefix, block aggregate)``: each warp scans
     its partials; a thread's prefix is the earlier warps' aggregates, then its own warp's earlier lanes (thread 0 has
@@ -137,6 +139,7 @@ def _warp_scans(op: DeviceFunction, doubling: DeviceFunction, barrier: DeviceFun
     return prefixes
 
 
+@functools.cache
 def _raking(op: DeviceFunction, doubling: DeviceFunction, barrier: DeviceFunction) -> DeviceFunction:
     """``prefixes(scratch, me, n_threads, partial, state) -> (exclusive prefix, block aggregate)``: raking thread t
     (of at most a warp) scans segment t of the partials in order, a doubling scan over the raking threads' totals

@@ -64,6 +64,7 @@ def warp_reduce_shared_bytes(dtype: str, threads: int) -> int:
     return threads * (np.dtype(dtype).itemsize + 1)
 
 
+@functools.cache
 def _segment_end(width: int, mode: str) -> DeviceFunction:
     """``end(flags, me, n_threads, lane, present, flag, valid_items)``: the last lane of the calling lane's segment
     (-1 where it is in none); ``flags`` is the block's byte a thread of scratch."""
