@@ -65,8 +65,11 @@ def reduce_shared_bytes(dtype: str, threads: int) -> int:
 
 
 @functools.cache
-def operator(nbtype: Any, dtype: np.dtype[Any], op: str) -> DeviceFunction:
-    """The operator ``op(a, b, state)`` of :mod:`coopcheck.reduce` on ``dtype`` items (integers wrap)."""
+def operator(dtype_name: str, op: str) -> DeviceFunction:
+    """The operator ``op(a, b, state)`` of :mod:`coopcheck.reduce` on ``dtype_name`` items (integers wrap): one device
+    function per (dtype, operator) in a process, so numba types it once for every kernel that calls it."""
+    dtype = np.dtype(dtype_name)
+    nbtype = numpy_support.from_dtype(dtype)
     floating = dtype.kind == "f"
     # float16 is computed in float32 (numba's half arithmetic does not link here): a widened compare is exact, and
     # a float32 sum of two halves rounded once to half is the half sum (24 >= 2 * 11 + 2 bits).
@@ -142,10 +145,11 @@ def _tree(op: DeviceFunction) -> DeviceFunction:
 
 
 @functools.cache
-def _raking(op: DeviceFunction, tree: DeviceFunction) -> DeviceFunction:
+def _raking(op: DeviceFunction) -> DeviceFunction:
     """CUB's raking: every partial to the grid; raking thread t (of at most a warp) reduces its segment's valid
     part in order, and, after a barrier (the grid's start is reused: NVIDIA/cccl#1902), a tree over the raking
     partials ends in thread 0."""
+    tree = _tree(op)
 
     @cuda.jit(device=True)
     def raking(scratch, me, n_threads, num_valid, partial, state):
@@ -169,8 +173,7 @@ def _raking(op: DeviceFunction, tree: DeviceFunction) -> DeviceFunction:
 
 
 def _block(op: DeviceFunction, ipt: int, algorithm: str) -> DeviceFunction:
-    tree = _tree(op)
-    raking = _raking(op, tree)
+    tree, raking = _tree(op), _raking(op)
     commutative = algorithm == "raking_commutative_only"
     warps = algorithm == "warp_reductions"
 
@@ -214,5 +217,4 @@ def _block(op: DeviceFunction, ipt: int, algorithm: str) -> DeviceFunction:
 @functools.cache
 def build_reduce(dtype: str, ipt: int, algorithm: str, op: str) -> DeviceFunction:
     """The Reduce device function, without the static checks of :func:`block_reduce`."""
-    nbtype = numpy_support.from_dtype(np.dtype(dtype))
-    return _block(operator(nbtype, np.dtype(dtype), op), ipt, algorithm)
+    return _block(operator(dtype, op), ipt, algorithm)

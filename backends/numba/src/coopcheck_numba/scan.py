@@ -113,10 +113,11 @@ def _doubling(op: DeviceFunction, barrier: DeviceFunction) -> DeviceFunction:
 
 
 @functools.cache
-def _warp_scans(op: DeviceFunction, doubling: DeviceFunction, barrier: DeviceFunction) -> DeviceFunction:
+def _warp_scans(op: DeviceFunction, barrier: DeviceFunction) -> DeviceFunction:
     """``prefixes(scratch, me, n_threads, partial, state) -> (exclusive prefix, block aggregate)``: each warp scans
     its partials; a thread's prefix is the earlier warps' aggregates, then its own warp's earlier lanes (thread 0 has
     none: its prefix is its own partial, unused)."""
+    doubling = _doubling(op, barrier)
 
     @cuda.jit(device=True)
     def prefixes(scratch, me, n_threads, partial, state):
@@ -140,10 +141,11 @@ def _warp_scans(op: DeviceFunction, doubling: DeviceFunction, barrier: DeviceFun
 
 
 @functools.cache
-def _raking(op: DeviceFunction, doubling: DeviceFunction, barrier: DeviceFunction) -> DeviceFunction:
+def _raking(op: DeviceFunction, barrier: DeviceFunction) -> DeviceFunction:
     """``prefixes(scratch, me, n_threads, partial, state) -> (exclusive prefix, block aggregate)``: raking thread t
     (of at most a warp) scans segment t of the partials in order, a doubling scan over the raking threads' totals
     gives each segment its prefix, and each raking thread writes its partials' prefixes back."""
+    doubling = _doubling(op, barrier)
 
     @cuda.jit(device=True)
     def prefixes(scratch, me, n_threads, partial, state):
@@ -182,8 +184,7 @@ def _raking(op: DeviceFunction, doubling: DeviceFunction, barrier: DeviceFunctio
 
 def _block(op: DeviceFunction, nbtype: Any, ipt: int, algorithm: str, inclusive: bool, seed: str) -> DeviceFunction:
     barrier = _barrier  # bound now, not looked up when numba compiles: mutants.py builds a scan without it
-    doubling = _doubling(op, barrier)
-    prefixes = (_warp_scans if algorithm == "warp_scans" else _raking)(op, doubling, barrier)
+    prefixes = (_warp_scans if algorithm == "warp_scans" else _raking)(op, barrier)
     seeded, callback = seed != "none", seed == "prefix"
 
     @cuda.jit(device=True)
@@ -229,4 +230,4 @@ def _block(op: DeviceFunction, nbtype: Any, ipt: int, algorithm: str, inclusive:
 def build_scan(dtype: str, ipt: int, algorithm: str, op: str, mode: str, seed: str) -> DeviceFunction:
     """The Scan device function, without the static checks of :func:`block_scan`."""
     nbtype = numpy_support.from_dtype(np.dtype(dtype))
-    return _block(operator(nbtype, np.dtype(dtype), op), nbtype, ipt, algorithm, mode == "inclusive", seed)
+    return _block(operator(dtype, op), nbtype, ipt, algorithm, mode == "inclusive", seed)

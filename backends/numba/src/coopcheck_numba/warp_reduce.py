@@ -101,7 +101,7 @@ def _segment_end(width: int, mode: str) -> DeviceFunction:
 def build_warp_reduce(dtype: str, width: int, op: str, mode: str) -> DeviceFunction:
     """The Warp Reduce device function, without the static checks of :func:`warp_reduce`."""
     nbtype = numpy_support.from_dtype(np.dtype(dtype))
-    combine = operator(nbtype, np.dtype(dtype), op)
+    combine = operator(dtype, op)
     end_of = _segment_end(width, mode)
     steps = (width - 1).bit_length()  # 1, 2, 4, ... below width
     itemsize = np.dtype(dtype).itemsize

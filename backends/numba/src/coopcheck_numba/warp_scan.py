@@ -65,7 +65,7 @@ def warp_scan_shared_bytes(dtype: str, threads: int) -> int:
 def build_warp_scan(dtype: str, width: int, op: str, mode: str, seed: str) -> DeviceFunction:
     """The Warp Scan device function, without the static checks of :func:`warp_scan`."""
     nbtype = numpy_support.from_dtype(np.dtype(dtype))
-    combine = operator(nbtype, np.dtype(dtype), op)
+    combine = operator(dtype, op)
     steps = (width - 1).bit_length()  # 1, 2, 4, ... below width
     inclusive, seeded = mode == "inclusive", seed == "initial"
 

@@ -15,30 +15,23 @@ from collections.abc import Callable
 from typing import Any
 
 import coopcheck
-import numpy as np
 import pytest
 from coopcheck_numba import exchange, kernels, reduce, scan, warp_reduce
 from coopcheck_numba.adapter import NumbaAdapter
-from numba.cuda.np import numpy_support
 
 from .conftest import ARCH
 
 DTYPE = "int32"
-NBTYPE = numpy_support.from_dtype(np.dtype(DTYPE))
-
-
-def _op(name: str) -> Any:
-    return reduce.operator(NBTYPE, np.dtype(DTYPE), name)
 
 
 def _scan_parts() -> list[Any]:
-    doubling = scan._doubling(_op("sum"), scan._barrier)
-    return [_op("sum"), doubling, scan._raking(_op("sum"), doubling, scan._barrier)]
+    op = reduce.operator(DTYPE, "sum")
+    return [op, scan._doubling(op, scan._barrier), scan._raking(op, scan._barrier)]
 
 
 def _reduce_parts() -> list[Any]:
-    tree = reduce._tree(_op("max"))
-    return [_op("max"), tree, reduce._raking(_op("max"), tree)]
+    op = reduce.operator(DTYPE, "max")
+    return [op, reduce._tree(op), reduce._raking(op)]
 
 
 #: family -> (two kernel specs that differ in an axis the parts do not read, the parts both call).
