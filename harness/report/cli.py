@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import NOT_CONTRACTS, contract_paths, contracts_dir
+from harness.contracts import CONTRACTS_ENV, NOT_CONTRACTS, contract_paths, contracts_dir
 from harness.errors import HarnessError
 from harness.expectations import Ledger, load_expectations
 from harness.fingerprint import MANIFEST_ENV
@@ -47,9 +47,17 @@ def journal_paths(given: Sequence[Path]) -> list[Path]:
     return paths
 
 
+def _default_contracts() -> Path:
+    """The contracts folder the report reads when no option names one. ``$COOP_CONTRACTS`` is taken as spelled;
+    the checkout's own folder, which the harness finds by an absolute path, is named relative to the working
+    directory, since the report shows each input by the name it was read under and names no machine paths."""
+    folder = contracts_dir()
+    return folder if os.environ.get(CONTRACTS_ENV) else Path(os.path.relpath(folder))
+
+
 def _in_contracts(name: str) -> Path | None:
     """The contracts folder's file ``name`` when it exists: the default of an input option."""
-    path = contracts_dir() / name
+    path = _default_contracts() / name
     return path if path.is_file() else None
 
 
@@ -69,7 +77,7 @@ def _contracts(args: argparse.Namespace) -> list[Path]:
     given: Path | None = args.contracts
     if given is not None:
         return contract_paths(given)
-    folder = contracts_dir()
+    folder = _default_contracts()
     return contract_paths(folder) if any(p.stem not in NOT_CONTRACTS for p in folder.glob("*.toml")) else []
 
 

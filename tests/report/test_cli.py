@@ -157,3 +157,19 @@ def test_report_counts_rules_from_the_contracts_folder(passing: Path, contracts:
     assert [c["name"] for c in doc["inputs"]["contracts"]] == [str(contracts / "block_load.toml")]
     assert doc["checked"]["entries"][0]["rules"]
     assert main(["report", str(passing), "--contracts", str(tmp_path / "nowhere"), "--out", str(tmp_path / "b")]) == 2
+
+
+def test_the_checkouts_own_contracts_folder_is_named_relative_to_the_working_directory(
+        passing: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from a folder of the checkout (reports/out, say), the report reads the checkout's contracts folder by
+    default, which the harness finds by an absolute path: the report names those files relative to where it ran,
+    never by this machine's paths."""
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.delenv("COOP_CONTRACTS")
+    monkeypatch.chdir(root / "harness")
+    main(["report", str(passing), "--out", str(tmp_path / "r")])
+    inputs = json.loads((tmp_path / "r" / "report.json").read_text())["inputs"]
+    assert inputs["coverage"]["name"] == str(Path("..", "contracts", "coverage.toml"))
+    assert inputs["expectations"]["name"] == str(Path("..", "contracts", "expectations.toml"))
+    assert inputs["contracts"] and all(c["name"].startswith(str(Path("..", "contracts"))) for c in inputs["contracts"])
+    assert str(root) not in (tmp_path / "r" / "report.md").read_text()
