@@ -11,7 +11,9 @@ kernel cache), the supervisor, and the summary at the end; and any GPU being fas
 from __future__ import annotations
 
 import argparse
+import bisect
 import heapq
+import itertools
 import json
 import math
 from collections import defaultdict
@@ -38,6 +40,19 @@ def balance(costs: list[float], shards: int) -> list[int]:
         owner[group] = shard
         heapq.heappush(loads, (load + costs[group], shard))
     return owner
+
+
+def contiguous(sizes: list[int], shards: int) -> list[int]:
+    """The shard (0-based) of each run of ``sizes`` groups, in order: a run goes to the shard whose k-th share of
+    the groups it starts in, so kernels of one group each are sliced exactly as the groups themselves would be.
+
+    >>> contiguous([1, 1, 1, 1, 1, 1], 3), contiguous([4, 1, 1, 2, 1, 1], 3)
+    ([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 2, 2])
+    """
+    total = sum(sizes)
+    cuts = [k * total // shards for k in range(1, shards)]
+    starts = list(itertools.accumulate(sizes, initial=0))[:-1]
+    return [bisect.bisect_right(cuts, start) for start in starts]
 
 
 def group_costs(journals: Iterable[Path]) -> dict[str, float]:

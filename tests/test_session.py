@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -191,6 +192,31 @@ def test_the_shards_together_plan_the_unsharded_lane_once(balanced: bool) -> Non
                    planned_groups(RunConfig(lane="gpu", profile="pr", backends=["numba", "cccl"], shard=(k, n),
                                             costs=costs), contracts) for c in cases]
         assert sorted(planned) == unsharded, n
+
+
+@pytest.mark.parametrize("lane", ["gpu", "simulator"])
+def test_a_kernel_that_serves_several_groups_is_planned_into_one_shard(lane: str) -> None:
+    """numba's kernel key leaves the block shape out: every group of one key runs in one shard, the shards
+    together still plan the unsharded lane once, and the contiguous shards stay within one kernel's groups of an
+    equal share."""
+    contracts = load_contracts(None)
+    backends = ["numba", "cccl"]
+
+    def key(backend: str, spec: coopcheck.KernelSpec) -> object:
+        return (backend, dataclasses.replace(spec, block=()) if backend == "numba" else spec)
+
+    whole = planned_groups(RunConfig(lane=lane, profile="pr", backends=backends), contracts)
+    largest = max(Counter(key(b, cases[0].spec) for b, cases in whole).values())
+    for n in (2, 3, 8, 16):
+        shards = [planned_groups(RunConfig(lane=lane, profile="pr", backends=backends, shard=(k, n)), contracts, key)
+                  for k in range(1, n + 1)]
+        keys = [{key(b, cases[0].spec) for b, cases in shard} for shard in shards]
+        assert sum(map(len, keys)) == len(set().union(*keys)), n
+        assert sorted(c.id for shard in shards for _b, cases in shard for c in cases) == sorted(
+            c.id for _b, cases in whole for c in cases)
+        if lane == "gpu":
+            per_contract = len(contracts) * len(backends)
+            assert max(map(len, shards)) - min(map(len, shards)) <= 2 * per_contract * largest, n
 
 
 def test_balanced_shards_carry_about_equal_measured_cost() -> None:

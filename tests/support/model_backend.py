@@ -13,11 +13,13 @@ on a block's position in the launch), ``flip`` one random bit of a random block,
 launch (unseeded: a flaky device that corrupts data). ``COOP_MODEL_LOST=<file>`` kills the process that
 activates the backend unless <file> exists, creating it: a worker lost once between groups;
 ``COOP_MODEL_LOST=always`` kills every such process. ``COOP_MODEL_START_SECONDS=<s>`` makes activating the
-backend take that long (a backend slow to start, as a GPU library can be).
+backend take that long (a backend slow to start, as a GPU library can be). ``COOP_MODEL_KEY_LEAVES_OUT=block``
+leaves the block shape out of the kernel key, as numba's adapter does (its block is a launch parameter).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import signal
@@ -38,6 +40,7 @@ UNSUPPORTED_CASE_ENV = "COOP_MODEL_UNSUPPORTED_CASE"
 LOST_ENV = "COOP_MODEL_LOST"
 START_ENV = "COOP_MODEL_START_SECONDS"
 LEAVE_OUT_ENV = "COOP_MODEL_LEAVE_OUT"
+KEY_LEAVES_OUT_ENV = "COOP_MODEL_KEY_LEAVES_OUT"
 ENTRY_POINT = "model = tests.support.model_backend:ModelAdapter"
 
 
@@ -81,7 +84,7 @@ class ModelAdapter:
         return None
 
     def kernel_key(self, spec: coopcheck.KernelSpec) -> Hashable:
-        return spec
+        return dataclasses.replace(spec, block=()) if os.environ.get(KEY_LEAVES_OUT_ENV) == "block" else spec
 
     def compile(self, spec: coopcheck.KernelSpec, *, arch: str) -> coopcheck.KernelSpec:
         return self.builders[spec.operation].compile(spec)
