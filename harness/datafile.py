@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import tomllib
 from pathlib import Path
@@ -19,12 +20,18 @@ def decoded(data: bytes, where: str, error: type[HarnessError]) -> str:
 
 
 def read_text(path: Path, error: type[HarnessError], shown: str | None = None) -> str:
-    """The UTF-8 text of ``path`` (named ``shown`` in messages); an unreadable or undecodable file is ``error``."""
+    """The UTF-8 text of ``path`` (named ``shown`` in messages), decompressed when it is named ``*.gz``; an
+    unreadable, undecompressable or undecodable file is ``error``."""
     where = shown or str(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise error(f"{where}: cannot read: {exc.strerror}") from None
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise error(f"{where}: not a readable gzip file: {exc}") from None
     return decoded(data, where, error)
 
 

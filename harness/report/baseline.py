@@ -16,6 +16,7 @@ with the expectations in force then, so an entry that has expired since shows as
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections import defaultdict
@@ -128,7 +129,8 @@ def baseline_of(lanes: Sequence[Lane], expectations: Path | None = None) -> dict
 def write_baseline(lanes: Sequence[Lane], path: Path, expectations: Path | None = None) -> dict[str, Any]:
     doc = baseline_of(lanes, expectations)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    text = (json.dumps(doc, indent=1, sort_keys=False) + "\n").encode()
+    path.write_bytes(gzip.compress(text, mtime=0) if path.suffix == ".gz" else text)  # mtime 0: byte-stable
     return doc
 
 

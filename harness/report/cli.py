@@ -249,7 +249,8 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("baseline", help="write the final statuses of journals as a regression baseline")
     p.add_argument("journals", type=Path, nargs="+", metavar="JOURNAL")
-    p.add_argument("--out", type=Path, required=True, help="e.g. reports/baselines/gpu-h200.json")
+    p.add_argument("--out", type=Path, required=True,
+                   help="e.g. reports/baselines/gpu-h200.json.gz (gzip-compressed when named .gz)")
     _expectations_options(p)
     p.set_defaults(func=cmd_baseline)
 
