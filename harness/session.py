@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +61,7 @@ RESUMED = ("lane", "profile", "seed", "shard", "backends", "arch", "max_blocks",
            "expectations_sha256", "balance_sha256")
 #: A worker lost this many times in a row before it recorded a verdict stops the run: it would never get anywhere.
 MAX_STALLS = 3
-#: Host lanes: groups compiled one by one, then inspected with one disassembly of all their kernels
+#: Host lanes: the kernels a batch of groups compiles, one disassembly for this many of them
 #: (:mod:`harness.inspect.batched`: nvdisasm's start-up, not the listing, is most of a kernel's inspection).
 INSPECT_CHUNK = 32
 #: The exit status of a worker stopped by an interrupt (the shell's 128 + SIGINT).
@@ -254,6 +254,23 @@ def _kernels(groups: list[LazyGroup], backend: str, key: KernelKey) -> list[list
     return list(kernels.values())
 
 
+def _kernel_batches(todo: list[tuple[str, list[Case]]], kernels: int,
+                    kernel_key: KernelKey) -> Iterator[list[tuple[str, list[Case]]]]:
+    """Runs of ``todo`` holding ``kernels`` distinct compiled kernels each (the last fewer): one disassembly lists a
+    batch's kernels, and a shard holds each kernel's groups together, so a count of groups would hold few kernels."""
+    batch: list[tuple[str, list[Case]]] = []
+    seen: set[Hashable] = set()
+    for backend, cases in todo:
+        key = (backend, kernel_key(backend, cases[0].spec))
+        if key not in seen and len(seen) == kernels:
+            yield batch
+            batch, seen = [], set()
+        seen.add(key)
+        batch.append((backend, cases))
+    if batch:
+        yield batch
+
+
 class Recycled(Exception):
     """A worker ended between groups over its ``worker_memory``, its journal closed by an end record: its
     supervisor starts a fresh one, which resumes after it."""
@@ -307,8 +324,7 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
 
         recycle = False
         ahead = not LANES[lane_kind(config.lane)]  # a host lane compiles a batch, then lists its SASS at once
-        step = INSPECT_CHUNK if ahead else 1
-        for batch in (todo[first:first + step] for first in range(0, len(todo), step)):
+        for batch in _kernel_batches(todo, INSPECT_CHUNK, kernel_key) if ahead else ([group] for group in todo):
             if ahead:
                 for backend, cases in batch:
                     backend_engine = engine(backend)  # activated first: a backend lost activating costs no group
