@@ -309,8 +309,7 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
                 activating = time.perf_counter()
                 engines[backend] = Engine(coopcheck.register(backend), config.lane, config.seed, writer.write,
                                           config.arch, config.max_blocks)
-                engines[backend].phases["startup"] += time.perf_counter() - activating + (
-                    activating - started if len(engines) == 1 else 0.0)
+                engines[backend].phases["startup"] += time.perf_counter() - activating
             return engines[backend]
 
         def kernel_key(backend: str, spec: coopcheck.KernelSpec) -> Hashable:
@@ -319,6 +318,12 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
         todo = [(b, [c for c in cases if c.id not in done])
                 for b, cases in planned_groups(config, contracts, kernel_key)]
         todo = [(backend, cases) for backend, cases in todo if cases]
+        # The worker's own start (contracts, journal, the plan, which may have activated backends for their kernel
+        # keys) is charged to the backend it runs first.
+        own_start = time.perf_counter() - started - sum(e.phases["startup"] for e in engines.values())
+        if todo or engines:
+            (engine(todo[0][0]) if todo else next(iter(engines.values()))).phases["startup"] += own_start
+
         def announce(cases: list[Case]) -> None:  # a worker lost from here on is charged this group
             writer.write(GroupRecord(cases[0].kernel_id, tuple(c.id for c in cases)))
 

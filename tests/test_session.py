@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import coopcheck
 import pytest
 
-from harness.cases import group_by_kernel
+from harness import session
+from harness.cases import Case, group_by_kernel
 from harness.contracts import Contract, load_contracts
 from harness.engine import Engine
 from harness.errors import HarnessError
@@ -267,6 +270,27 @@ def test_a_host_lane_batch_disassembles_a_full_chunk_of_kernels(small_contracts:
     run_worker(config, tmp_path / "j.jsonl")
     assert len(calls) > 2 and all(len(kernels) == 4 for kernels in calls[:-1]) and 0 < len(calls[-1]) <= 4
     assert sum(map(len, calls)) == len(set().union(*calls))  # each kernel in one batch: its groups sit together
+
+
+@pytest.mark.usefixtures("model_backend")
+def test_a_sharded_workers_plan_is_part_of_its_startup(small_contracts: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shard's plan asks its backends for their kernel keys, so they activate while it is made; the plan's time
+    after that (making the shard's cases: seconds over a full profile) is still the worker's start, as it was when
+    the plan came before any backend activated."""
+    planned = session.planned_groups
+
+    def slow_plan(*args: Any) -> list[tuple[str, list[Case]]]:
+        plan = planned(*args)
+        time.sleep(0.5)
+        return plan
+
+    monkeypatch.setattr(session, "planned_groups", slow_plan)
+    config = _config(small_contracts)
+    config.shard = (1, 2)
+    run_worker(config, tmp_path / "j.jsonl")
+    [end] = [r for r in read_journal(tmp_path / "j.jsonl") if isinstance(r, EndRecord)]
+    assert end.phases["model"]["startup"] >= 0.5
 
 
 @pytest.mark.usefixtures("model_backend")
