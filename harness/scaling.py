@@ -43,8 +43,8 @@ def balance(costs: list[float], shards: int) -> list[int]:
 
 
 def contiguous(sizes: list[int], shards: int) -> list[int]:
-    """The shard (0-based) of each run of ``sizes`` groups, in order: a run goes to the shard whose k-th share of
-    the groups it starts in, so kernels of one group each are sliced exactly as the groups themselves would be.
+    """The shard (0-based) of each run of ``sizes`` groups, in order: the shard whose contiguous k-th share of all
+    the groups holds the run's first group, so runs of one group each are sliced exactly as the groups would be.
 
     >>> contiguous([1, 1, 1, 1, 1, 1], 3), contiguous([4, 1, 1, 2, 1, 1], 3)
     ([0, 0, 1, 1, 2, 2], [0, 1, 1, 2, 2, 2])

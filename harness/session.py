@@ -219,7 +219,7 @@ def planned_groups(config: RunConfig, contracts: list[Contract],
     the lane's kernels go to shards by :func:`harness.scaling.balance` of their groups' summed costs.
     """
     k, n = config.shard
-    key = kernel_key if kernel_key is not None and n > 1 else _each_group_its_own
+    key = kernel_key or _each_group_its_own
     lanes = [(backend, contract, _kernels(lane_groups(contract, backend, config.profile, config.lane), backend, key))
              for backend in config.backends for contract in contracts]
     if config.costs is None and lane_kind(config.lane) in LAUNCH_BOUND:
@@ -318,11 +318,11 @@ def run_worker(config: RunConfig, journal: Path, lock: JournalLock | None = None
         todo = [(b, [c for c in cases if c.id not in done])
                 for b, cases in planned_groups(config, contracts, kernel_key)]
         todo = [(backend, cases) for backend, cases in todo if cases]
-        # The worker's own start (contracts, journal, the plan, which may have activated backends for their kernel
-        # keys) is charged to the backend it runs first.
-        own_start = time.perf_counter() - started - sum(e.phases["startup"] for e in engines.values())
-        if todo or engines:
-            (engine(todo[0][0]) if todo else next(iter(engines.values()))).phases["startup"] += own_start
+        # The plan activated every backend it holds (for their kernel keys); the worker's own start (contracts,
+        # journal, the plan) is charged to the first.
+        if engines:
+            activations = sum(e.phases["startup"] for e in engines.values())
+            next(iter(engines.values())).phases["startup"] += time.perf_counter() - started - activations
 
         def announce(cases: list[Case]) -> None:  # a worker lost from here on is charged this group
             writer.write(GroupRecord(cases[0].kernel_id, tuple(c.id for c in cases)))
