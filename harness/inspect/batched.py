@@ -16,7 +16,6 @@ address.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -27,7 +26,7 @@ from elftools.elf.relocation import RelocationSection
 from elftools.elf.sections import SymbolTableSection
 
 from harness.inspect import sass
-from harness.inspect.cubin import image, sm_number
+from harness.inspect.cubin import digest, image, sm_number
 from harness.inspect.errors import InspectError
 
 INSTRUCTION_BYTES = 16  # every instruction of the architectures nvdisasm lists here (sm_70 on)
@@ -50,7 +49,7 @@ def prefetch(cubins: Iterable[tuple[bytes, str]]) -> int:
     into the listings :func:`harness.inspect.sass.kernel_listing` returns; returns how many it listed."""
     by_arch: dict[str, dict[str, _Code]] = defaultdict(dict)  # raw arch -> sha256 -> code
     for cubin, kernel in cubins:
-        sha256 = hashlib.sha256(cubin).hexdigest()
+        sha256 = digest(cubin)
         if not sass.listed(sha256) and (code := _one_kernel_code(cubin, sha256, kernel)) is not None:
             by_arch[code.raw_arch].setdefault(sha256, code)
     listed = 0

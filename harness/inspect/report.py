@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 import coopcheck
 
-from harness.inspect.cubin import read_resources
+from harness.inspect.cubin import digest, read_resources
 from harness.inspect.errors import InspectError
 from harness.inspect.sass import Instruction, check_pattern, kernel_listing, matches, parse_listing
 
@@ -68,7 +67,7 @@ def inspect_artifacts(artifacts: coopcheck.Artifacts) -> KernelReport:
         raise InspectError(
             f"kernel {kernel}: artifacts are for {artifacts.arch!r}, the cubin holds {resources.arch}"
         )
-    sha256 = hashlib.sha256(artifacts.cubin).hexdigest()
+    sha256 = digest(artifacts.cubin)
     sass = kernel_listing(artifacts.cubin, sha256, kernel)
     instructions = parse_listing(sass, kernel)
     return KernelReport(

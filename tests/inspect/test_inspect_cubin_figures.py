@@ -10,8 +10,10 @@ import subprocess
 from collections.abc import Callable
 
 import pytest
+from coopcheck import Artifacts
 
 from harness.inspect import InspectError, KernelReport, inspect_artifacts
+from harness.inspect import cubin as cubin_module
 from harness.inspect.tools import locate_tool
 
 # kernel: (source file in kernels/, dynamic shared bytes requested at launch)
@@ -125,6 +127,24 @@ def test_sha256_and_sass_belong_to_the_kernel(report_of, build) -> None:
     assert ".text.mixed_plain" in report.sass and "mixed_dynamic" not in report.sass
     assert not report.find("BAR") and other.find("BAR")
     assert sum(report.opcodes.values()) == len(report.instructions) > 0
+
+
+def test_an_image_of_many_kernels_is_hashed_once(build, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fatbin's cubin holds thousands of kernels (rustfatbin's: 30 MB, 17 ms to hash): hashed per kernel it cost
+    more than the kernels' inspection itself."""
+    image = build("mixed_module").cubin
+    hashed: list[int] = []
+    real = hashlib.sha256
+
+    def counting(data: bytes = b"") -> hashlib._Hash:
+        hashed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(hashlib, "sha256", counting)
+    cubin_module.digest.cache_clear()
+    reports = [inspect_artifacts(Artifacts(k, image, arch="sm_90")) for k in ("mixed_plain", "mixed_dynamic") * 2]
+    assert hashed.count(len(image)) == 1
+    assert {r.sha256 for r in reports} == {real(image).hexdigest()}
 
 
 def test_local_callee_code_is_part_of_the_kernel_listing(report_of) -> None:
