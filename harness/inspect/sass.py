@@ -1,4 +1,5 @@
-"""SASS of a cubin: one ``nvdisasm`` run per distinct cubin, split per kernel, parsed into instructions.
+"""SASS of a cubin: one ``nvdisasm`` run per distinct cubin (kept on disk by :mod:`harness.inspect.listings`), split per
+kernel, parsed into instructions.
 
 An opcode pattern names a mnemonic with optional dot-suffixes: ``BAR`` matches
 ``BAR.SYNC.DEFER_BLOCKING`` but not ``BARX``; ``LDS`` does not match ``LDSM``.
@@ -12,6 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.inspect import listings
 from harness.inspect.errors import InspectError
 from harness.inspect.tools import locate_tool
 
@@ -79,7 +81,9 @@ def kernel_listing(cubin: bytes, sha256: str, kernel: str) -> str:
     """
     listing = _listings.get(sha256)
     if listing is None:
-        listing = _listings[sha256] = split_sections(run_nvdisasm(cubin, [], f"kernel {kernel}"))
+        nvdisasm = locate_tool("nvdisasm", NVDISASM_PACKAGE)
+        text = listings.cached(sha256, nvdisasm, lambda: run_nvdisasm(cubin, [], f"kernel {kernel}"))
+        listing = _listings[sha256] = split_sections(text)
     section = f".text.{kernel}"
     if section not in listing:
         raise InspectError(f"kernel {kernel}: nvdisasm printed no {section} section")

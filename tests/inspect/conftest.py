@@ -20,7 +20,7 @@ from pathlib import Path
 import coopcheck
 import pytest
 
-from harness.inspect import KernelReport, inspect_artifacts
+from harness.inspect import KernelReport, inspect_artifacts, listings
 from harness.inspect import sass as sass_module
 from harness.inspect.tools import locate_tool
 
@@ -94,9 +94,11 @@ def report_of(build: Callable[..., Built]) -> Callable[..., KernelReport]:
 
 @pytest.fixture
 def nvdisasm_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The command of every subprocess the test runs from here on, with this process's listings forgotten: build the
-    fixtures first (nvcc runs count too), then compare the count of runs before and after what the test measures."""
+    """The command of every subprocess the test runs from here on, with this process's listings forgotten and none on
+    disk: build the fixtures first (nvcc runs count too), then compare the count of runs before and after what the test
+    measures."""
     monkeypatch.setattr(sass_module, "_listings", {})
+    monkeypatch.setenv(listings.ENV, "")  # nor listings kept on disk, unless the test names a folder
     runs: list[list[str]] = []
     real_run = subprocess.run
 

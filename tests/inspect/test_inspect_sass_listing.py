@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.inspect import InspectError, Instruction, inspect_artifacts
+from harness.inspect import InspectError, Instruction, inspect_artifacts, listings
+from harness.inspect import sass as sass_module
 from harness.inspect.sass import check_pattern, matches, parse_listing, split_sections
 from harness.inspect.tools import locate_tool
 
@@ -93,6 +94,32 @@ def test_nvdisasm_runs_once_per_distinct_cubin(build, request: pytest.FixtureReq
     assert len(runs) == 1
     inspect_artifacts(plain.artifacts("plain"))
     assert len(runs) == 2
+
+
+def test_a_listing_is_kept_on_disk_for_the_next_process(build, request: pytest.FixtureRequest,
+                                                        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    mixed = build("mixed_module")
+    runs = request.getfixturevalue("nvdisasm_runs")
+    monkeypatch.setenv(listings.ENV, str(tmp_path))
+    first = inspect_artifacts(mixed.artifacts("mixed_plain"))
+    assert len(runs) == 1 and len(list(tmp_path.glob("*.sass.gz"))) == 1
+    monkeypatch.setattr(sass_module, "_listings", {})  # what a new process holds
+    again = [inspect_artifacts(mixed.artifacts(k)) for k in ("mixed_plain", "mixed_dynamic")]
+    assert len(runs) == 1 and again[0] == first and again[1].find("BAR")
+
+
+def test_a_damaged_listing_on_disk_is_listed_afresh(build, request: pytest.FixtureRequest,
+                                                     monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    mixed = build("mixed_module")
+    runs = request.getfixturevalue("nvdisasm_runs")
+    monkeypatch.setenv(listings.ENV, str(tmp_path))
+    first = inspect_artifacts(mixed.artifacts("mixed_plain"))
+    (entry,) = tmp_path.glob("*.sass.gz")
+    entry.write_bytes(entry.read_bytes()[:100])
+    monkeypatch.setattr(sass_module, "_listings", {})
+    assert inspect_artifacts(mixed.artifacts("mixed_plain")) == first and len(runs) == 2
+    monkeypatch.setattr(sass_module, "_listings", {})
+    assert inspect_artifacts(mixed.artifacts("mixed_plain")) == first and len(runs) == 2  # the entry was rewritten
 
 
 def test_missing_tool_names_every_place_searched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -87,3 +87,13 @@ class HostRunAdapter(RustFatbinAdapter):
 def host_run_adapter() -> type[HostRunAdapter]:
     """The adapter class of the host runs (a fixture: the test modules are not a package)."""
     return HostRunAdapter
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """This folder's tests of one arch's SASS go to one xdist worker (``--dist loadgroup``): the worker lists that
+    arch's image of the fatbin (about 20 s each), not every worker both."""
+    here = Path(__file__).parent
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "arch" in callspec.params and item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.xdist_group(f"rustfatbin-{callspec.params['arch']}"))
