@@ -122,28 +122,42 @@ def kernel_points(contract: Contract, profile: str) -> tuple[tuple[tuple[str, An
     """The profile's kernel points, each as ((axis, value), ...) in kernel-axis order."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
-    axes = contract.kernel_axes
-    grid = [tuple(zip(axes, values, strict=True))
-            for values in itertools.product(*(contract.axes[a] for a in axes))]
-    grid = [p for p in grid if _kernel_ok(contract, dict(p))]
+    grid, codes = _valid_grid(contract)
     if profile == "full":
-        return tuple(grid)
-    pairs = _combinations(grid, COVERING[profile])
+        return grid
+    pairs = _combinations(codes, COVERING[profile])
     chosen = _covering(pairs)
     if profile == "pr":
-        chosen += _rule_points(contract, grid, pairs, chosen)
+        chosen += _rule_points(contract, list(grid), pairs, chosen)
     return tuple(grid[i] for i in chosen)
 
 
-def _combinations(grid: list[tuple[tuple[str, Any], ...]], strength: int) -> np.ndarray:
-    """(point, k) the index of each combination of ``strength`` kernel axes' values that a grid point holds."""
-    index: dict[tuple[Any, ...], int] = {}
-    point_pairs = []
-    for point in grid:
-        values = [v for _, v in point]
-        point_pairs.append([index.setdefault((*axes, *(values[i] for i in axes)), len(index))
-                            for axes in itertools.combinations(range(len(values)), strength)])
-    return np.array(point_pairs, dtype=np.int64)
+@cache
+def _valid_grid(contract: Contract) -> tuple[tuple[tuple[tuple[str, Any], ...], ...], np.ndarray]:
+    """Every valid kernel point in product order, and (point, axis) the index of its value in that axis's list (each
+    profile starts from this grid: a contract's static rules are asked once per point, not once per profile)."""
+    axes = contract.kernel_axes
+    sizes = [len(contract.axes[a]) for a in axes]
+    codes = np.indices(sizes).reshape(len(sizes), -1).T  # product order: the last axis varies fastest
+    keep = [i for i, values in enumerate(itertools.product(*(contract.axes[a] for a in axes)))
+            if _kernel_ok(contract, dict(zip(axes, values, strict=True)))]
+    grid = tuple(tuple((a, contract.axes[a][k]) for a, k in zip(axes, codes[i], strict=True)) for i in keep)
+    return grid, codes[keep]
+
+
+def _combinations(codes: np.ndarray, strength: int) -> np.ndarray:
+    """(point, k) the index of the k-th combination of ``strength`` kernel axes' values that a grid point holds
+    (``codes``: its value index per axis). Combinations of different axes, or values, get different indices."""
+    sizes = codes.max(axis=0, initial=0) + 1
+    columns, offset = [], 0
+    for axes in itertools.combinations(range(codes.shape[1]), strength):
+        combined = np.zeros(len(codes), dtype=np.int64)
+        for axis in axes:
+            combined = combined * sizes[axis] + codes[:, axis]
+        columns.append(combined + offset)
+        offset += int(np.prod(sizes[list(axes)]))
+    stacked = np.stack(columns, axis=1) if columns else np.zeros((len(codes), 0), dtype=np.int64)
+    return np.unique(stacked, return_inverse=True)[1].reshape(stacked.shape)  # dense: every index some point holds
 
 
 def _covering(pairs: np.ndarray) -> list[int]:
