@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from harness.inspect import InspectError, Instruction, inspect_artifacts, listings
+from harness.inspect import InspectError, Instruction, KernelReport, inspect_artifacts, listings
 from harness.inspect import sass as sass_module
 from harness.inspect.sass import check_pattern, matches, parse_listing, split_sections
 from harness.inspect.tools import locate_tool
@@ -96,30 +97,36 @@ def test_nvdisasm_runs_once_per_distinct_cubin(build, request: pytest.FixtureReq
     assert len(runs) == 2
 
 
-def test_a_listing_is_kept_on_disk_for_the_next_process(build, request: pytest.FixtureRequest,
-                                                        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+@pytest.fixture
+def listed_to_disk(build, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+                   tmp_path: Path) -> tuple[Callable[[str], KernelReport], list[list[str]], KernelReport]:
+    """``(inspect, runs, first)``: the listing cache in a fresh folder, ``mixed_plain`` inspected once through it (the
+    image listed whole), and ``inspect(kernel)`` of the mixed module as a new process would, holding no listing."""
     mixed = build("mixed_module")
     runs = request.getfixturevalue("nvdisasm_runs")
     monkeypatch.setenv(listings.ENV, str(tmp_path))
     first = inspect_artifacts(mixed.artifacts("mixed_plain"))
     assert len(runs) == 1 and len(list(tmp_path.glob("*.sass.gz"))) == 1
-    monkeypatch.setattr(sass_module, "_listings", {})  # what a new process holds
-    again = [inspect_artifacts(mixed.artifacts(k)) for k in ("mixed_plain", "mixed_dynamic")]
-    assert len(runs) == 1 and again[0] == first and again[1].find("BAR")
+
+    def inspect_anew(kernel: str) -> KernelReport:
+        monkeypatch.setattr(sass_module, "_listings", {})
+        return inspect_artifacts(mixed.artifacts(kernel))
+
+    return inspect_anew, runs, first
 
 
-def test_a_damaged_listing_on_disk_is_listed_afresh(build, request: pytest.FixtureRequest,
-                                                     monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    mixed = build("mixed_module")
-    runs = request.getfixturevalue("nvdisasm_runs")
-    monkeypatch.setenv(listings.ENV, str(tmp_path))
-    first = inspect_artifacts(mixed.artifacts("mixed_plain"))
+def test_a_listing_is_kept_on_disk_for_the_next_process(listed_to_disk) -> None:
+    inspect_anew, runs, first = listed_to_disk
+    assert inspect_anew("mixed_plain") == first and inspect_anew("mixed_dynamic").find("BAR")
+    assert len(runs) == 1
+
+
+def test_a_damaged_listing_on_disk_is_listed_afresh(listed_to_disk, tmp_path: Path) -> None:
+    inspect_anew, runs, first = listed_to_disk
     (entry,) = tmp_path.glob("*.sass.gz")
     entry.write_bytes(entry.read_bytes()[:100])
-    monkeypatch.setattr(sass_module, "_listings", {})
-    assert inspect_artifacts(mixed.artifacts("mixed_plain")) == first and len(runs) == 2
-    monkeypatch.setattr(sass_module, "_listings", {})
-    assert inspect_artifacts(mixed.artifacts("mixed_plain")) == first and len(runs) == 2  # the entry was rewritten
+    assert inspect_anew("mixed_plain") == first and len(runs) == 2
+    assert inspect_anew("mixed_plain") == first and len(runs) == 2  # the entry was rewritten
 
 
 def test_missing_tool_names_every_place_searched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
