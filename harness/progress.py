@@ -98,7 +98,9 @@ class RunProgress:
             tally.groups, tally.cases = tally.groups + 1, tally.cases + len(cases)
         self._ledger, self._stream, self._clock = ledger, stream, clock
         self._lock = threading.Lock()
-        self._inflight: dict[Path, tuple[Tally, set[str]]] = {}  # per journal: its group's cases without a verdict
+        # per journal and case without a verdict: its tally and the cases of its group still without one (a host-lane
+        # batch announces its groups before any verdict; a group announced again holds its cases from then on)
+        self._inflight: dict[Path, dict[str, tuple[Tally, set[str]]]] = {}
         self._live: Progress | None = None
         if stream.isatty() and os.environ.get("TERM") != "dumb":
             # imported only here: a worker imports this module (for the tail) but shows nothing, and off a
@@ -135,7 +137,8 @@ class RunProgress:
                         continue
                     if live and tally.started is None:
                         tally.started, tally.done_before = now, tally.done
-                    self._inflight[journal] = (tally, set(record.cases))  # a group left unfinished is dropped
+                    pending = set(record.cases)
+                    self._inflight.setdefault(journal, {}).update((cid, (tally, pending)) for cid in record.cases)
                 elif isinstance(record, CaseRecord):
                     self._count(journal, record, now)
             if live:
@@ -151,12 +154,11 @@ class RunProgress:
         if tally is None:
             return
         tally.accepted[record.id] = self._ledger.resolve(record).accepted
-        group = self._inflight.get(journal)
+        group = self._inflight.get(journal, {}).pop(record.id, None)
         if group is not None and group[0] is tally:
             group[1].discard(record.id)
             if not group[1]:
                 tally.groups_done += 1
-                del self._inflight[journal]
         if tally.done >= tally.cases and tally.started is not None and tally.finished is None:
             tally.finished = now
 

@@ -74,6 +74,17 @@ def test_a_group_left_unfinished_and_run_again_counts_once() -> None:
     assert (tally.groups_done, tally.done, tally.done_before) == (1, 2, 1)
 
 
+def test_groups_announced_ahead_of_their_verdicts_each_count(small_contracts: Path) -> None:
+    """A host-lane batch announces all its groups, then records their verdicts: the line read 'groups 26/854' at the
+    end of a host lane over pr, one group per batch."""
+    plan = _plan(small_contracts)[:3]
+    progress = RunProgress(plan, Ledger([], {}), io.StringIO())
+    announced, verdicts = zip(*_groups(plan), strict=True)
+    progress.feed(Path("j.jsonl"), [*announced, *(record for records in verdicts for record in records)])
+    tally = progress.tallies["model"]
+    assert (tally.groups_done, tally.done) == (3, sum(len(ids) for _, ids in plan))
+
+
 def test_the_estimate_comes_from_this_run_s_pace_not_a_resumed_journal_s() -> None:
     tally = Tally(groups=4, cases=100, started=0.0, done_before=50, accepted={str(i): True for i in range(60)})
     assert tally.text(10.0) == "groups 0/4  cases 60/100  0 failed  0:10 elapsed  about 0:40 left"
