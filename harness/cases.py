@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
@@ -128,7 +128,7 @@ def kernel_points(contract: Contract, profile: str) -> tuple[tuple[tuple[str, An
     pairs = _combinations(codes, COVERING[profile])
     chosen = _covering(pairs)
     if profile == "pr":
-        chosen += _rule_points(contract, list(grid), pairs, chosen)
+        chosen += _rule_points(contract, grid, pairs, chosen)
     return tuple(grid[i] for i in chosen)
 
 
@@ -137,12 +137,10 @@ def _valid_grid(contract: Contract) -> tuple[tuple[tuple[tuple[str, Any], ...], 
     """Every valid kernel point in product order, and (point, axis) the index of its value in that axis's list (each
     profile starts from this grid: a contract's static rules are asked once per point, not once per profile)."""
     axes = contract.kernel_axes
-    sizes = [len(contract.axes[a]) for a in axes]
-    codes = np.indices(sizes).reshape(len(sizes), -1).T  # product order: the last axis varies fastest
-    keep = [i for i, values in enumerate(itertools.product(*(contract.axes[a] for a in axes)))
-            if _kernel_ok(contract, dict(zip(axes, values, strict=True)))]
-    grid = tuple(tuple((a, contract.axes[a][k]) for a, k in zip(axes, codes[i], strict=True)) for i in keep)
-    return grid, codes[keep]
+    points = [tuple(zip(axes, values, strict=True)) for values in itertools.product(*(contract.axes[a] for a in axes))]
+    keep = [i for i, point in enumerate(points) if _kernel_ok(contract, dict(point))]
+    codes = np.indices([len(contract.axes[a]) for a in axes]).reshape(len(axes), -1).T  # in product order too
+    return tuple(points[i] for i in keep), codes[keep]
 
 
 def _combinations(codes: np.ndarray, strength: int) -> np.ndarray:
@@ -172,7 +170,7 @@ def _covering(pairs: np.ndarray) -> list[int]:
     return chosen
 
 
-def _rule_points(contract: Contract, grid: list[tuple[tuple[str, Any], ...]], pairs: np.ndarray,
+def _rule_points(contract: Contract, grid: Sequence[tuple[tuple[str, Any], ...]], pairs: np.ndarray,
                  chosen: list[int]) -> list[int]:
     """The grid points pr adds so that some case holds every combination of the values a rule's ``when`` names
     that some case of the grid holds (all-pairs holds those of a rule of two axes, not of three): greedily, the
