@@ -109,6 +109,13 @@ def _launch_block(block: tuple[int, ...]) -> tuple[int, int, int]:
     return (*block, *(1,) * (3 - len(block)))  # type: ignore[return-value]
 
 
+def _launch(call: Any, n_blocks: Any, launch_block: tuple[int, int, int]) -> None:
+    """One block per case instance, and one block an SM all the kernel asks: free to aim at more, ptxas traded
+    registers for local memory, which the contracts forbid (one- and two-byte min / max at ipt 16 on 65 threads: 31
+    registers and 8 bytes spilled; float64 warp_scans, sum, at 1024 threads: 32 registers and 8 bytes)."""
+    call.launch(grid=(n_blocks, 1, 1), block=launch_block, min_blocks_per_mp=1)
+
+
 def _load_program(spec: coopcheck.KernelSpec, plan: Plan, name: str) -> Program:
     numeric = coop_block.NUMERIC[plan.dtype]
     ipt, tile, launch_block = plan.items_per_thread, plan.tile, _launch_block(plan.block)
@@ -143,9 +150,7 @@ def _load_program(spec: coopcheck.KernelSpec, plan: Plan, name: str) -> Program:
     def host(src: cute.Pointer, init: cute.Pointer, dst: cute.Pointer, valid: cute.Pointer,
              offset: cute.Pointer, has_oob: cute.Pointer, oob: cute.Pointer, region: cutlass.Int64,
              n_blocks: cutlass.Int32) -> None:
-        kernel(src, init, dst, valid, offset, has_oob, oob, region, n_blocks).launch(
-            grid=(n_blocks, 1, 1), block=launch_block
-        )
+        _launch(kernel(src, init, dst, valid, offset, has_oob, oob, region, n_blocks), n_blocks, launch_block)
 
     _name(kernel, host, name)
     return Program(host, (("src", numeric), ("init", numeric), ("dst", numeric), ("valid", VALID),
@@ -172,7 +177,7 @@ def _store_program(spec: coopcheck.KernelSpec, plan: Plan, name: str) -> Program
     @cute.jit
     def host(items_in: cute.Pointer, dst: cute.Pointer, valid: cute.Pointer, offset: cute.Pointer,
              region: cutlass.Int64, n_blocks: cutlass.Int32) -> None:
-        kernel(items_in, dst, valid, offset, region, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
+        _launch(kernel(items_in, dst, valid, offset, region, n_blocks), n_blocks, launch_block)
 
     _name(kernel, host, name)
     return Program(host, (("items", numeric), ("dst", numeric), ("valid", VALID), ("offset", OFFSET)))
@@ -342,9 +347,7 @@ def _scan_program(spec: coopcheck.KernelSpec, plan: ScanPlan, name: str) -> Prog
 
     @cute.jit
     def host(items: cute.Pointer, initial: cute.Pointer, dst: cute.Pointer, n_blocks: cutlass.Int32) -> None:
-        # one block an SM is all the kernel asks: without it ptxas spilled a register to fit two 1024-thread blocks
-        # (float64 warp_scans, sum, inclusive, prefix: 32 registers and 8 bytes of local memory)
-        kernel(items, initial, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block, min_blocks_per_mp=1)
+        _launch(kernel(items, initial, dst, n_blocks), n_blocks, launch_block)
 
     _name(kernel, host, name)
     return Program(host, (("items", numeric), ("initial", numeric), ("dst", numeric)), BLOCKS)
@@ -380,7 +383,7 @@ def _warp_reduce_program(plan: WarpReducePlan, name: str) -> Program:
     @cute.jit
     def host(items: cute.Pointer, flags: cute.Pointer, valid: cute.Pointer, sentinel: cute.Pointer,
              dst: cute.Pointer, n_blocks: cutlass.Int32) -> None:
-        kernel(items, flags, valid, sentinel, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
+        _launch(kernel(items, flags, valid, sentinel, dst, n_blocks), n_blocks, launch_block)
 
     _name(kernel, host, name)
     return Program(host, (("items", numeric), ("flags", FLAG), ("valid", VALID), ("sentinel", numeric),
@@ -412,7 +415,7 @@ def _warp_scan_program(spec: coopcheck.KernelSpec, plan: WarpScanPlan, name: str
 
     @cute.jit
     def host(items: cute.Pointer, initial: cute.Pointer, dst: cute.Pointer, n_blocks: cutlass.Int32) -> None:
-        kernel(items, initial, dst, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
+        _launch(kernel(items, initial, dst, n_blocks), n_blocks, launch_block)
 
     _name(kernel, host, name)
     return Program(host, (("items", numeric), ("initial", numeric), ("dst", numeric)), BLOCKS)
@@ -424,7 +427,7 @@ def _four_arrays_host(kernel: Any, launch_block: tuple[int, int, int]) -> Any:
     @cute.jit
     def host(first: cute.Pointer, second: cute.Pointer, third: cute.Pointer, fourth: cute.Pointer,
              n_blocks: cutlass.Int32) -> None:
-        kernel(first, second, third, fourth, n_blocks).launch(grid=(n_blocks, 1, 1), block=launch_block)
+        _launch(kernel(first, second, third, fourth, n_blocks), n_blocks, launch_block)
 
     return host
 

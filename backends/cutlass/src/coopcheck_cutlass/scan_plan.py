@@ -42,6 +42,9 @@ MEMO = 5
 #: Register bytes raking_memoize keeps of a segment: a 1024-thread block leaves a thread 64 registers, and a whole
 #: segment of 32 eight-byte items would take all of them (local memory, which the contract forbids).
 MEMO_BYTES = 128
+#: Items of one or two bytes take a register each, and ptxas masks their min / max back to width: a whole segment of
+#: 32 uint8 items at 1024 threads took 75 registers (8 to 32 bytes of local memory); 24 items fit.
+SUBWORD_MEMO_ITEMS = 24
 
 Index = Callable[[Any], Any]
 Guard = Callable[[Any], Any]
@@ -128,7 +131,8 @@ class ScanPlan(ItemsPlan, RakingGrid):
         """Segment items raking_memoize keeps in registers (the rest it reads again from the grid)."""
         if self.algorithm != "raking_memoize" or self.warp_synchronous:
             return 0
-        return min(self.segment, MEMO_BYTES // DTYPE_BYTES[self.dtype])
+        size = DTYPE_BYTES[self.dtype]
+        return min(self.segment, SUBWORD_MEMO_ITEMS if size < 4 else MEMO_BYTES // size)
 
     @property
     def registers(self) -> int:

@@ -4,7 +4,9 @@ keeps the contract's resource rules (checked on their SASS) and fits its block's
 its plan's schedule does (raking_commutative_only's fallback too).
 
 The sample: every algorithm x operator it takes once on a block, dtype and ipt that cycle through the contract's
-axes, and once at the heaviest corners (1024 threads, ipt 16, 8-byte items: float64, and int64 for matmul).
+axes, and once at the heaviest corners (1024 threads, ipt 16, 8-byte items: float64, and int64 for matmul); and
+the kernels the host lane over ``full`` found with local memory: one- and two-byte min / max at ipt 16, which
+ptxas, free to aim at 32 blocks an SM, fitted in 31 registers with 8 bytes spilled.
 """
 
 from __future__ import annotations
@@ -42,7 +44,11 @@ def _sample() -> list[Any]:
     return params
 
 
-SAMPLE = _sample()
+#: Found by the host lane over full, each algorithm once: (dtype, block, ipt, algorithm, op).
+SPILLED_OVER_FULL = [("uint8", "65", 16, "raking", "min"), ("int16", "13x5", 16, "warp_reductions", "max"),
+                     ("uint16", "1024", 16, "raking_commutative_only", "min"), ("int8", "65", 16, "raking", "max")]
+SAMPLE = _sample() + [pytest.param(spec, id=coopcheck.kernel_symbol(spec, include_block=True))
+                      for spec in (_spec(*point) for point in SPILLED_OVER_FULL)]
 
 
 def test_the_sample_covers_every_algorithm_with_every_operator_it_takes_and_every_axis_value() -> None:
