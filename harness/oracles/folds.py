@@ -55,7 +55,9 @@ def reference(spec: coopcheck.KernelSpec, items: np.ndarray, valid: np.ndarray) 
     width = dtype.itemsize * 8
     rows = np.arange(len(items))
     if op == "sum" and dtype.kind == "f":
-        with np.errstate(invalid="ignore"):  # signalling NaNs of the invalid slots quieten in the cast
+        # random bits hold NaNs (signalling ones too) and infinities, and float64 items may sum past its range:
+        # the IEEE results (a NaN, an infinity) are what is meant here
+        with np.errstate(invalid="ignore", over="ignore"):
             wide: np.ndarray = np.where(mask, items.astype(np.float64), 0.0).sum(axis=1)
         return wide
     if op == "sum":
@@ -94,13 +96,13 @@ def sum_bound(spec: coopcheck.KernelSpec, items: np.ndarray, valid: np.ndarray) 
     every partial sum of any order is representable (then the result must be the sum bit for bit)."""
     finfo = np.finfo(items.dtype)
     mask = np.arange(items.shape[1])[None, :] < valid[:, None]
-    with np.errstate(invalid="ignore"):  # signalling NaNs of the invalid slots quieten in the cast
-        wide = np.where(mask, items.astype(np.float64), 0.0)
-    magnitude = np.abs(wide).sum(axis=1)
     n = valid.astype(np.float64)
     u = float(finfo.eps) / 2
-    bound = magnitude * (np.expm1(np.maximum(n - 1, 0) * np.log1p(u)) + np.expm1(n * np.log1p(2.0**-53)))
-    exact = (wide == np.round(wide)).all(axis=1) & (magnitude <= 2.0 ** (finfo.nmant + 1))
+    with np.errstate(invalid="ignore", over="ignore"):  # NaNs and infinities, as in reference
+        wide = np.where(mask, items.astype(np.float64), 0.0)
+        magnitude = np.abs(wide).sum(axis=1)
+        bound = magnitude * (np.expm1(np.maximum(n - 1, 0) * np.log1p(u)) + np.expm1(n * np.log1p(2.0**-53)))
+        exact = (wide == np.round(wide)).all(axis=1) & (magnitude <= 2.0 ** (finfo.nmant + 1))
     return bound, exact
 
 
@@ -113,8 +115,9 @@ def fold_judged(spec: coopcheck.KernelSpec, items: np.ndarray, valid: np.ndarray
     bounded = np.zeros(len(items), dtype=bool)
     if op == "sum" and dtype.kind == "f":
         bound, exact = sum_bound(spec, items, valid)
-        want = ref.astype(dtype)
-        with np.errstate(invalid="ignore"):
+        # a float64 sum beyond the dtype's range rounds to its infinity, as the device's sum does
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = ref.astype(dtype)
             within = np.abs(got0.astype(np.float64) - ref) <= bound
         wrong = np.where(exact, raw_view(got0) != raw_view(want), ~within)
         bounded = ~exact

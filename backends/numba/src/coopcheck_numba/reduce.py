@@ -36,7 +36,7 @@ from coopcheck.vocabulary import WARP_SIZE
 from numba import cuda
 from numba.cuda.np import numpy_support
 
-from coopcheck_numba.blockio import rank, threads
+from coopcheck_numba.blockio import SIMULATED, rank, threads
 
 DeviceFunction = Callable[..., Any]
 #: The steps of a tree over one warp's lanes: 1, 2, 4, 8, 16.
@@ -74,6 +74,15 @@ def operator(dtype_name: str, op: str) -> DeviceFunction:
     # float16 is computed in float32 (numba's half arithmetic does not link here): a widened compare is exact, and
     # a float32 sum of two halves rounded once to half is the half sum (24 >= 2 * 11 + 2 bits).
     wide = numba.float32 if dtype == np.float16 else nbtype
+    if op == "sum" and SIMULATED and not floating:
+
+        @cuda.jit(device=True)
+        def wrapping_plus(a, b, state):
+            # The simulator adds numpy scalars, which wrap as the device does but warn on overflow.
+            with np.errstate(over="ignore"):
+                return nbtype(a + b)
+
+        return wrapping_plus
     if op == "sum":
 
         @cuda.jit(device=True)
