@@ -13,8 +13,10 @@ name, and so every sanitizer record, names its specialization.
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -53,6 +55,10 @@ from coopcheck_numba.warp_scan import build_warp_scan
 
 #: Dynamic shared memory a launch may take without opting in (CUDA's default per-block limit).
 DEFAULT_DYNAMIC_SHARED_LIMIT = 48 * 1024
+#: CPython's thread switch interval while numba's simulator runs a launch (CPython's default: 5 ms). The simulator
+#: runs a Python thread per CUDA thread, and the launching thread polls them all for their barriers, holding the GIL
+#: a whole interval at a time while threads a barrier released wait for it.
+SIMULATOR_SWITCH_SECONDS = 0.001
 
 
 class ContractKernel(NamedTuple):
@@ -401,6 +407,23 @@ def launch(kernel: ContractKernel, spec: KernelSpec,
            | WarpScanBatch, shared: int) -> Any:
     """One batched launch of a contract kernel (see ``coopcheck.adapter``) with ``shared`` bytes of dynamic
     shared memory; returns the host copy of ``dst``."""
+    with _simulator_switching() if SIMULATED else nullcontext():
+        return _launch(kernel, spec, batch, shared)
+
+
+@contextmanager
+def _simulator_switching() -> Iterator[None]:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(SIMULATOR_SWITCH_SECONDS)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+def _launch(kernel: ContractKernel, spec: KernelSpec,
+            batch: LoadBatch | StoreBatch | ExchangeBatch | ShuffleBatch | ReduceBatch | ScanBatch | WarpReduceBatch
+            | WarpScanBatch, shared: int) -> Any:
     dtype = np.dtype(spec.dtype)
     if shared > DEFAULT_DYNAMIC_SHARED_LIMIT and not SIMULATED:
         _allow_dynamic_shared(kernel, shared)
