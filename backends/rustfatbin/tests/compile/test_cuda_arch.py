@@ -23,9 +23,11 @@ def test_the_probe_adds_its_pass_arch(built, arch, value):
     assert added == {value}
 
 
-def test_the_sm90_kernel_is_in_the_sm90_pass_only(built):
+# parametrized by the image it lists, so that it joins that arch's xdist group (conftest.py)
+@pytest.mark.parametrize("arch", ["sm_90"])
+def test_the_sm90_kernel_is_in_the_sm90_pass_only(built, arch):
     bundle = Bundle(built.fatbin)
-    report = inspect_artifacts(Artifacts(abi.PROBE_SM90, bundle.elf("sm_90"), arch="sm_90"))
+    report = inspect_artifacts(Artifacts(abi.PROBE_SM90, bundle.elf(arch), arch=arch))
     assert report.find("STG")
     with pytest.raises(InspectError, match="no such function in the cubin"):
         inspect_artifacts(Artifacts(abi.PROBE_SM90, bundle.elf("sm_80"), arch="sm_80"))
