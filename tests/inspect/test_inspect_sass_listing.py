@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -172,3 +175,33 @@ def test_a_contract_may_name_every_mnemonic_the_listing_parses() -> None:
     for bad in ("vimnmx.U16x2", "VIMNMX.", "VIMNMX..U16", "VIMNMX U16"):
         with pytest.raises(ValueError):
             check_pattern(bad)
+
+
+def _list_slowly(record: Path) -> str:
+    """An image's listing that takes a while and leaves a line in ``record`` each time it is made."""
+    with record.open("a") as file:
+        file.write(f"{os.getpid()}\n")
+    time.sleep(1.0)
+    return LISTING
+
+
+def _cached_listing(root: Path, record: Path, out: Path) -> None:
+    os.environ[listings.ENV] = str(root)
+    out.write_text(listings.cached("ab" * 32, Path(sys.executable), lambda: _list_slowly(record)))
+
+
+def test_processes_missing_one_listing_at_once_list_it_once(tmp_path: Path) -> None:
+    """The first to miss it lists the image; the others wait for its entry (the compile tests' workers and the host
+    lane's shards all want rustfatbin's image at their start), and no lock file is left beside the entry."""
+    record, root = tmp_path / "record", tmp_path / "cache"
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_cached_listing, args=(root, record, tmp_path / f"out{k}")) for k in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+    assert [w.exitcode for w in workers] == [0, 0, 0]
+    assert len(record.read_text().splitlines()) == 1
+    assert all((tmp_path / f"out{k}").read_text() == LISTING for k in range(3))
+    assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == [
+        next(root.glob("*.sass.gz")).name]

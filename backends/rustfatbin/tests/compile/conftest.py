@@ -95,7 +95,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     arch's image of the fatbin (about 20 s each), not every worker both. First, since xdist's own hook reads the
     marks into the ids that loadgroup schedules by. Inert with pytest 9.2 and pytest-xdist 3.8, whose loadgroup
     groups nothing (pytest-dev/pytest-xdist#1386: it writes the group into ``_nodeid``, which pytest 9.2 no longer
-    reads); the listing cache then spares only the workers that come later."""
+    reads); the listing cache's lock then has a second worker wait for the first one's listing."""
     here = Path(__file__).parent
     for item in items:
         callspec = getattr(item, "callspec", None)
