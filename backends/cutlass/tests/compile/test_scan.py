@@ -51,8 +51,17 @@ def _sample() -> list[Any]:
 #: Found by the host lane over full: (dtype, block, ipt, algorithm, op, mode, seed).
 SPILLED_OVER_FULL = [("uint8", "1024", 1, "raking_memoize", "min", "inclusive", "none"),
                      ("uint8", "1024", 4, "raking_memoize", "max", "exclusive", "prefix")]
-SAMPLE = _sample() + [pytest.param(spec, id=coopcheck.kernel_symbol(spec, include_block=True))
-                      for spec in (_spec(*point) for point in SPILLED_OVER_FULL)]
+#: Found by the host lane over full and not fixed: int64 warp_scans with the prefix callback at 1024 threads, held to
+#: one block an SM (64 registers, 8 or 16 bytes spilled); left free, its neighbours spilled instead (kernels.py).
+STILL_SPILLING = pytest.mark.xfail(strict=True, reason=(
+    "known defect: int64 warp_scans with a prefix callback at 1024 threads spills 8 or 16 bytes (28 of the 10,656 "
+    "Scan kernels over full the host lane ran). Strict: the fix makes this test "
+    "pass, and its mark is then removed"))
+SAMPLE = [*_sample(),
+          *(pytest.param(spec, id=coopcheck.kernel_symbol(spec, include_block=True))
+            for spec in (_spec(*point) for point in SPILLED_OVER_FULL)),
+          pytest.param(spec := _spec("int64", "1024", 1, "warp_scans", "sum", "inclusive", "prefix"),
+                       id=coopcheck.kernel_symbol(spec, include_block=True), marks=STILL_SPILLING)]
 
 
 def test_the_sample_covers_every_algorithm_operator_mode_and_seed() -> None:
