@@ -31,6 +31,10 @@ def _spec(dtype: str, shape: str, ipt: int, algorithm: str, op: str) -> coopchec
     return coopcheck.KernelSpec("block.reduce", dtype, parse_block(shape), ipt, algorithm, variant=(("op", op),))
 
 
+def _param(spec: coopcheck.KernelSpec, *marks: pytest.MarkDecorator) -> Any:
+    return pytest.param(spec, id=coopcheck.kernel_symbol(spec, include_block=True), marks=marks)
+
+
 def _sample() -> list[Any]:
     axes, params = CONTRACT.axes, []
     integers = [d for d in axes["dtype"] if not d.startswith("float")]
@@ -40,15 +44,14 @@ def _sample() -> list[Any]:
                   ("int64" if op == "matmul" else "float64", "1024", max(axes["ipt"]))]
         for dtype, shape, ipt in points:
             spec = _spec(dtype, shape, ipt, algorithm, op)
-            params.append(pytest.param(spec, id=coopcheck.kernel_symbol(spec, include_block=True)))
+            params.append(_param(spec))
     return params
 
 
 #: Found by the host lane over full, each algorithm once: (dtype, block, ipt, algorithm, op).
 SPILLED_OVER_FULL = [("uint8", "65", 16, "raking", "min"), ("int16", "13x5", 16, "warp_reductions", "max"),
                      ("uint16", "1024", 16, "raking_commutative_only", "min"), ("int8", "65", 16, "raking", "max")]
-SAMPLE = _sample() + [pytest.param(spec, id=coopcheck.kernel_symbol(spec, include_block=True))
-                      for spec in (_spec(*point) for point in SPILLED_OVER_FULL)]
+SAMPLE = _sample() + [_param(_spec(*point)) for point in SPILLED_OVER_FULL]
 
 
 def test_the_sample_covers_every_algorithm_with_every_operator_it_takes_and_every_axis_value() -> None:
