@@ -45,7 +45,7 @@ SEVERITY = {status: rank for rank, status in enumerate((
 class Lane:
     """One lane's final verdicts (expectations applied), the session it ran in (the last session record holds
     the fingerprint), each case's kernel group as a journal announced it, its positive controls, the
-    backends every session of its journals named, and the resource figures its host lane measured."""
+    backends and profiles every session of its journals named, and the resource figures its host lane measured."""
 
     name: str
     journals: tuple[str, ...]
@@ -56,6 +56,7 @@ class Lane:
     controls: tuple[ControlRecord, ...] = ()
     backends: tuple[str, ...] = ()
     resources: dict[str, ResourceRecord] = field(default_factory=dict)  # kernel id -> what was measured
+    profiles: tuple[str, ...] = ()  # every session's, in first-seen order: a lane merged of pr and full says both
 
     @property
     def kind(self) -> LaneKind:
@@ -160,6 +161,7 @@ class _Read:
     controls: list[ControlRecord]
     backends: dict[str, None]  # every session's, in first-seen order
     resources: dict[str, ResourceRecord]
+    profiles: dict[str, None]  # every session's, in first-seen order
 
     def merge(self, later: _Read) -> None:
         self.journals += later.journals
@@ -169,6 +171,7 @@ class _Read:
         self.controls += later.controls
         self.backends.update(later.backends)
         self.resources.update(later.resources)
+        self.profiles.update(later.profiles)
 
 
 def _read(path: Path, name: str) -> _Read:
@@ -214,7 +217,8 @@ def _read(path: Path, name: str) -> _Read:
     ended = any(isinstance(r, EndRecord) for r in records[last_session:])
     groups = {case_id: group.cases for case_id, group in announced.items()}
     backends = dict.fromkeys(b for s in sessions for b in s.backends)
-    return _Read([name], sessions[-1], cases, ended, groups, controls, backends, resources)
+    profiles = dict.fromkeys(s.profile for s in sessions)
+    return _Read([name], sessions[-1], cases, ended, groups, controls, backends, resources, profiles)
 
 
 def load_lanes(paths: Sequence[Path], names: Sequence[str] | None = None, ledger: Ledger | None = None) -> list[Lane]:
@@ -235,5 +239,6 @@ def load_lanes(paths: Sequence[Path], names: Sequence[str] | None = None, ledger
     for name, read in merged.items():
         resolve = ledger.under(read.session.tags).resolve
         lanes.append(Lane(name, tuple(read.journals), read.session, {i: resolve(r) for i, r in read.cases.items()},
-                          read.ended, read.groups, tuple(read.controls), tuple(read.backends), read.resources))
+                          read.ended, read.groups, tuple(read.controls), tuple(read.backends), read.resources,
+                          tuple(read.profiles)))
     return lanes

@@ -53,9 +53,10 @@ def wheel_id(backend: str) -> str:
 
 def write_journal(path: Path, lane: str, verdicts: Iterable[Entry], *, ended: bool = True,
                   groups: Iterable[tuple[str, list[str]]] = (), env: dict[str, Any] | None = None,
-                  backends: tuple[str, ...] = ("numba", "cutlass", "rustfatbin"), contracts_sha256: str = "") -> Path:
+                  backends: tuple[str, ...] = ("numba", "cutlass", "rustfatbin"), contracts_sha256: str = "",
+                  profile: str = "pr") -> Path:
     with JournalWriter(path) as writer:
-        writer.write(SessionRecord(lane, "pr", 7, backends, ENV if env is None else env, time=1.0,
+        writer.write(SessionRecord(lane, profile, 7, backends, ENV if env is None else env, time=1.0,
                                    contracts_sha256=contracts_sha256))
         for kernel, ids in groups:
             writer.write(GroupRecord(kernel, tuple(ids), pid=1))

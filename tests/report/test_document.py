@@ -79,6 +79,15 @@ def test_merged_journals_of_a_lane_keep_every_sessions_backends(journal: Callabl
     assert lane["journals"] == [Source.of(p).name for p in paths]
 
 
+def test_a_lane_merged_from_journals_of_several_profiles_names_them_all(journal: Callable[..., Path]) -> None:
+    """A gpu lane over pr for every backend and over full for one: the Lanes table says both, not the last one."""
+    paths = [journal("gpu", [(case_id("numba"), Status.PASS)], name="gpu-pr"),
+             journal("gpu", [(case_id("rustfatbin", dtype="int8"), Status.PASS)], name="gpu-full", profile="full",
+                     backends=("rustfatbin",))]
+    [lane] = report(paths)["lanes"]
+    assert lane["profile"] == "pr, full"
+
+
 def test_backend_names_come_from_the_data(journal: Callable[..., Path]) -> None:
     paths = [journal("gpu", [(case_id("triton"), Status.PASS)], backends=("triton",))]
     assert report(paths)["summary"]["passed"] == "Passed: 1 triton GPU check"
