@@ -46,6 +46,7 @@ from coopcheck import (
     warp_scan,
 )
 from coopcheck.exchange import out_length
+from coopcheck.grids import configured
 from numba import cuda
 from numba.cuda import types
 from numba.cuda.np import numpy_support
@@ -357,7 +358,7 @@ def launch(kernel: Kernel, spec: KernelSpec, batch: LoadBatch | StoreBatch | Exc
     elif not isinstance(batch, ExchangeBatch | ScanBatch | WarpScanBatch):
         full_tiles_only(spec, batch)
     dtype = np.dtype(spec.dtype)
-    run = kernel.dispatcher[batch.n_blocks, spec.block, 0, shared]
+    run = configured(kernel.dispatcher, batch.n_blocks, spec.block, shared)
     if isinstance(batch, WarpScanBatch):
         dst = cuda.device_array(batch.n_blocks * warp_scan.out_length(spec), dtype)
         run(cuda.to_device(np.ascontiguousarray(batch.items, dtype)), dst)

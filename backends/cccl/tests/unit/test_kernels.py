@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from types import SimpleNamespace
+
 import coopcheck
 import numpy as np
 import pytest
@@ -88,3 +92,36 @@ def test_every_logical_warp_of_a_block_has_its_own_temp_storage(width: int, bloc
 
 def test_a_block_primitive_takes_its_own_temp_storage_bytes() -> None:
     assert kernels.shared_bytes(SPEC, 1234) == 1234
+
+
+class _SmallGridDispatcher:
+    """A numba dispatcher as a batched launch configures it: numba warns of the grid under 128 blocks."""
+
+    def __getitem__(self, config: object) -> Callable[..., None]:
+        warnings.warn("\x1b[1mGrid size 2 will likely result in GPU under-utilization due to low occupancy.\x1b[0m",
+                      UserWarning, stacklevel=2)
+        return lambda *arrays: None
+
+
+class _HostArrays:
+    """``numba.cuda`` for a launch without a GPU: device arrays are host arrays."""
+
+    @staticmethod
+    def to_device(array: np.ndarray) -> np.ndarray:
+        return array
+
+    @staticmethod
+    def device_array(size: int, dtype: np.dtype) -> SimpleNamespace:
+        return SimpleNamespace(copy_to_host=lambda: np.zeros(size, dtype))
+
+
+def test_a_launch_keeps_numbas_small_grid_warning_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One block per case instance is the grid the harness asks for: a GPU lane printed numba's warning for every
+    cccl launch."""
+    monkeypatch.setattr(kernels, "cuda", _HostArrays)
+    kernel = kernels.Kernel(_SmallGridDispatcher(), None)  # type: ignore[arg-type]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = kernels.launch(kernel, SPEC, _load([TILE, TILE], [0, 0]), 0)
+    assert [str(w.message) for w in caught] == []
+    assert out.shape == (2 * TILE,)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import sys
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any, NamedTuple
@@ -37,6 +36,7 @@ from coopcheck import (
 )
 from coopcheck.exchange import OPERATIONS as EXCHANGE
 from coopcheck.exchange import out_length
+from coopcheck.grids import configured
 from coopcheck.reduce import OPERATIONS as REDUCE
 from coopcheck.shuffle import BLOCK_ITEM
 from coopcheck.shuffle import OPERATIONS as SHUFFLE
@@ -466,19 +466,6 @@ def _launch(kernel: ContractKernel, spec: KernelSpec,
         dst = _device(batch.dst, dtype)
         launcher(_device(batch.items, dtype), dst, valid, offset, region)
     return dst.copy_to_host()
-
-
-#: numba's warning for a grid under 128 blocks: a batched launch runs one block per case instance, so a small
-#: grid is what the harness asks for, and a lane would print it once per kernel group. Where colorama is installed
-#: numba wraps the message in terminal colour codes, which the filter (matched from the message's start) allows.
-LOW_OCCUPANCY = r"(\x1b\[[0-9;]*m)*Grid size \d+ will likely result in GPU under-utilization due to low occupancy"
-
-
-def configured(dispatcher: Any, n_blocks: int, block: tuple[int, ...], shared: int) -> Any:
-    """``dispatcher[n_blocks, block, 0, shared]`` without numba's low-occupancy warning (any other warning shows)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=LOW_OCCUPANCY)
-        return dispatcher[n_blocks, block, 0, shared]
 
 
 def _device(array: Any, dtype: np.dtype[Any] | type) -> Any:

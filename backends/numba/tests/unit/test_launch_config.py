@@ -8,7 +8,7 @@ import warnings
 from types import SimpleNamespace
 
 import pytest
-from coopcheck_numba.kernels import configured
+from coopcheck.grids import configured
 from numba import cuda
 
 
