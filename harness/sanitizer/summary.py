@@ -1,7 +1,8 @@
 """The lane's one-line summary, counted from the journals' final verdicts (backends from the data).
 
-A *shared-contract check* is a case point (contract and parameters, whichever backend) that
-passed on every backend that ran it; a backend's *GPU checks* are its cases that passed.
+A backend's *GPU checks* are its cases that passed. Where several backends ran, the line also says how many *case
+points* (contract and parameters, whichever backend) passed on every backend that ran them; with one backend that
+number would only repeat its count.
 """
 
 from __future__ import annotations
@@ -15,16 +16,8 @@ from harness.statuses import Status
 
 
 def summary_line(finals: Mapping[str, CaseRecord], tool: str) -> str:
-    """E.g. ``Passed: 1 shared-contract checks, 2 numba GPU checks, 1 cutlass GPU checks, under racecheck``.
-
-    >>> from harness.journal import CaseRecord
-    >>> v = [CaseRecord("block.load/numba/ipt=1", Status.PASS, "gpu-racecheck"),
-    ...      CaseRecord("block.load/numba/ipt=2", Status.PASS, "gpu-racecheck"),
-    ...      CaseRecord("block.load/cutlass/ipt=1", Status.PASS, "gpu-racecheck"),
-    ...      CaseRecord("block.load/cutlass/ipt=2", Status.SANITIZER_ERROR, "gpu-racecheck")]
-    >>> summary_line({r.id: r for r in v}, "racecheck")
-    'Passed: 1 shared-contract checks, 1 cutlass GPU checks, 2 numba GPU checks, under racecheck'
-    """
+    """E.g. ``Passed: 1 cutlass GPU check, 2 numba GPU checks, under racecheck (1 of 2 case points passed on every
+    backend that ran them)``."""
     passed: Counter[str] = Counter()
     points: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for record in finals.values():
@@ -32,6 +25,9 @@ def summary_line(finals: Mapping[str, CaseRecord], tool: str) -> str:
         ok = record.status is Status.PASS
         passed[backend] += ok
         points[contract, ",".join(f"{k}={v}" for k, v in params)].append(ok)
-    shared = sum(all(oks) for oks in points.values())
-    parts = [f"{shared} shared-contract checks"] + [f"{passed[b]} {b} GPU checks" for b in sorted(passed)]
-    return f"Passed: {', '.join(parts)}, under {tool}"
+    parts = [f"{passed[b]} {b} GPU check{'' if passed[b] == 1 else 's'}" for b in sorted(passed)]
+    line = f"Passed: {', '.join(parts) or 'no GPU check'}, under {tool}"
+    if len(passed) > 1:
+        line += (f" ({sum(all(oks) for oks in points.values())} of {len(points)} case points passed on every backend "
+                 "that ran them)")
+    return line

@@ -44,7 +44,7 @@ def test_a_clean_lane_passes_and_counts(healthy: Any) -> None:
     assert result.problems == [] and result.control_reported
     assert (result.records, result.control_records, result.charged) == (1, 1, {})
     assert summary_line(result.finals, "racecheck") == \
-        "Passed: 3 shared-contract checks, 3 numba GPU checks, under racecheck"
+        "Passed: 3 numba GPU checks, under racecheck"
 
 
 def test_a_record_on_a_case_makes_its_final_verdict_sanitizer_error(healthy: Any, hazard: Callable[..., str]) -> None:
@@ -60,7 +60,7 @@ def test_a_record_on_a_case_makes_its_final_verdict_sanitizer_error(healthy: Any
     assert list(result.charged) == [CASES[1]] and len(result.charged[CASES[1]]) == 2
     assert result.problems == [f"SanitizerError: {CASES[1]}: {charged.detail}"]
     assert summary_line(result.finals, "racecheck") == \
-        "Passed: 2 shared-contract checks, 2 numba GPU checks, under racecheck"
+        "Passed: 2 numba GPU checks, under racecheck"
 
 
 def test_in_group_mode_a_charged_case_fails_its_group_and_the_summary_counts_cases(
@@ -73,7 +73,7 @@ def test_in_group_mode_a_charged_case_fails_its_group_and_the_summary_counts_cas
     assert junit_outcomes(result, "group") == {kernel_scope(CASES[1]): (
         "failure", f"1 of 3 case(s) not accepted: 1 SanitizerError\n  {CASES[1]}: SanitizerError: {charged.detail}")}
     assert summary_line(result.finals, "racecheck") == \
-        "Passed: 3 shared-contract checks, 3 numba GPU checks, under racecheck"
+        "Passed: 3 numba GPU checks, under racecheck"
 
 
 def test_a_waived_finding_is_an_expected_failure(healthy: Any, hazard: Callable[..., str], tmp_path: Path) -> None:
