@@ -113,9 +113,10 @@ def _launch(call: Any, n_blocks: Any, launch_block: tuple[int, int, int], one_bl
     """One block per case instance; ``one_block_an_sm``: and that all the kernel asks. ptxas's register target is
     a heuristic either way, and each way has spilled (local memory, which the contracts forbid). Free to aim at more
     blocks, it fitted Reduce's one- and two-byte min / max at ipt 16 on 65 threads in 31 registers and 8 spilled
-    bytes, and Scan's float64 warp_scans sum at 1024 threads in 32 and 8; held to one, it spills 8-byte warp_scans
-    with a prefix callback at 1024 threads (64 registers, 8 or 16 bytes). Each family takes the way its kernels
-    passed the host lane over ``full`` with."""
+    bytes, and Scan's float64 warp_scans sum at 1024 threads in 32 and 8; held to one, it spilled 8-byte warp_scans
+    with a prefix callback at 1024 threads (64 registers, 8 or 16 bytes) until their warp prefixes went through the
+    scratch (``ScanPlan.warp_scans``). Each family takes the way its kernels passed the host lane over ``full``
+    with."""
     if one_block_an_sm:
         call.launch(grid=(n_blocks, 1, 1), block=launch_block, min_blocks_per_mp=1)
     else:

@@ -11,7 +11,8 @@ scratch across block barriers (where CUB uses warp shuffles too, a doubling scan
   two, as far as :data:`MEMO_BYTES` reach. A block of raking threads only (a warp or less) scans the partials
   directly, as CUB's warp-synchronous path;
 * warp_scans (``block_scan_warp_scans.cuh``): each warp scans its lanes' partials, its last lane publishes the warp's
-  aggregate, and every thread folds in the aggregates of the warps before its own.
+  aggregate, and every thread folds in the aggregates of the warps before its own (as CUB, in order; the prefix each
+  warp takes passing through the scratch, where CUB selects it in every thread).
 
 A schedule is a tuple of :class:`Step` over a small register file (:data:`X` ... :data:`S`, then the memoized
 segment) and the scratch; slots and guards are plain functions of the rank that the DSL traces with run-time values
@@ -245,8 +246,14 @@ class ScanPlan(ItemsPlan, RakingGrid):
     @property
     def warp_scans(self) -> tuple[Step, ...]:
         """CUB's warp_scans: each warp scans its partials; its last lane publishes the warp's aggregate; every
-        thread folds the earlier warps' aggregates in order (the block aggregate all of them) and its warp's prefix
-        into its exclusive prefix, then the seed."""
+        thread folds the warps' aggregates in order into the block aggregate, the first lane of each later warp
+        storing the running value on the way to its grid slot (free since the aggregates' barrier) as its warp's
+        prefix, which the warp reads back across a barrier and folds into its exclusive prefixes; then the seed.
+
+        CUB selects the prefix in every thread instead (``if (warp_id == WARP) warp_prefix = block_aggregate``):
+        ptxas ran that chain of selects behind the fold, every running aggregate live until its select (31 at 32
+        warps), and 8-byte items spilled at 1024 threads with the prefix callback. Stored, each dies at its store,
+        and the next aggregate's load stays behind the store (to a slot the compilers cannot tell from it)."""
         threads, warps, lanes = self.threads, self.warps, min(self.threads, WARP_SIZE)
         base = self.grid_items
 
@@ -261,15 +268,16 @@ class ScanPlan(ItemsPlan, RakingGrid):
                  Step(PUT, lambda rank: (lane(rank) == WARP_SIZE - 1) | (rank == threads - 1),
                       lambda rank: base + warp(rank), src=U), BARRIER,
                  Step(GET, slot=lambda rank: base, to=A)]
-        for w in range(1, warps):
-            steps += [Step(COPY, (lambda at: lambda rank: warp(rank) == at)(w), to=U, src=A),
-                      Step(GET, slot=(lambda at: lambda rank: base + at)(w), to=T),
-                      Step(JOIN, to=A, left=A, right=T)]
         if warps > 1:
             def later(rank: Any) -> Any:
                 return warp(rank) > 0
 
-            steps += [Step(JOIN, _both(later, lambda rank: lane(rank) > 0), to=X, left=U, right=X),
+            for w in range(1, warps):
+                steps += [Step(PUT, (lambda at: lambda rank: rank == at)(w * WARP_SIZE), lambda rank: rank, src=A),
+                          Step(GET, slot=(lambda at: lambda rank: base + at)(w), to=T),
+                          Step(JOIN, to=A, left=A, right=T)]
+            steps += [BARRIER, Step(GET, later, lambda rank: warp(rank) * WARP_SIZE, to=U),
+                      Step(JOIN, _both(later, lambda rank: lane(rank) > 0), to=X, left=U, right=X),
                       Step(COPY, _both(later, lambda rank: lane(rank) == 0), to=X, src=U)]
         return (*steps, *self.seeding(everyone))
 
