@@ -1,5 +1,5 @@
 """Markers from the path (a test's folder says what it needs), so lanes select by marker, not by name;
-and the fixtures every backend's tests share."""
+the id of a kernel-spec parameter; and the fixtures every backend's tests share."""
 
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             folder = parts[parts.index("tests") + 1] if parts.index("tests") + 1 < len(parts) else ""
             if folder in FOLDER_MARKERS:
                 item.add_marker(FOLDER_MARKERS[folder])
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A kernel spec parameter is named as its kernel is (:func:`coopcheck.kernel_symbol`, with the block): the name
+    its cubin, listing and sanitizer records carry."""
+    return coopcheck.kernel_symbol(val, include_block=True) if isinstance(val, coopcheck.KernelSpec) else None
 
 
 @pytest.fixture(scope="session")

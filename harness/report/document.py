@@ -407,7 +407,7 @@ def _control(lane: Lane) -> str | None:
 def _lane_entry(lane: Lane) -> dict[str, Any]:
     return {
         "name": lane.name, "kind": lane.kind, "tool": lane.tool, "journals": list(lane.journals),
-        "profile": ", ".join(lane.profiles), "seed": lane.session.seed, "backends": list(lane.backends),
+        "profile": lane.profile, "seed": lane.session.seed, "backends": list(lane.backends),
         "ended": lane.ended, "control": _control(lane),
         "started": dt.datetime.fromtimestamp(lane.session.time, dt.UTC).isoformat(timespec="seconds"),
     }

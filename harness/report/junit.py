@@ -50,7 +50,7 @@ def _replaced(lane: Lane) -> int:
 
 def junit_suite(lane: Lane) -> TestSuite:
     out = TestSuite(lane.name)
-    for key, value in (("profile", ", ".join(lane.profiles)), ("seed", lane.session.seed),
+    for key, value in (("profile", lane.profile), ("seed", lane.session.seed),
                        ("backends", ",".join(lane.backends)), ("ended", lane.ended)):
         out.add_property(key, carried(str(value))[0])
     replaced = _replaced(lane)

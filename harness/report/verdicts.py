@@ -59,6 +59,11 @@ class Lane:
     profiles: tuple[str, ...] = ()  # every session's, in first-seen order: a lane merged of pr and full says both
 
     @property
+    def profile(self) -> str:
+        """Every profile its sessions ran, as the report and JUnit name them: ``pr, full``."""
+        return ", ".join(self.profiles)
+
+    @property
     def kind(self) -> LaneKind:
         return lane_kind(self.name)
 

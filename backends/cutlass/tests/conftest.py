@@ -36,7 +36,5 @@ def representative() -> list[coopcheck.KernelSpec]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "representative" in metafunc.fixturenames:
-        specs = representative()
-        metafunc.parametrize("representative", specs,
-                             ids=[coopcheck.kernel_symbol(s, include_block=True) for s in specs])
+        metafunc.parametrize("representative", representative())
 

@@ -68,7 +68,7 @@ def _link(spec: coopcheck.KernelSpec, primitive: object) -> bytes:
 
 
 @pytest.mark.usefixtures("sm_90")
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+@pytest.mark.parametrize("spec", SPECS)
 def test_the_contract_kernel_links_with_the_primitive(spec: coopcheck.KernelSpec, tmp_path: Path) -> None:
     primitive = primitives.make(spec, LtoCache(tmp_path))
     cubin = _link(spec, primitive)
@@ -147,7 +147,7 @@ EXCHANGES = [
 
 
 @pytest.mark.usefixtures("sm_90")
-@pytest.mark.parametrize("spec", EXCHANGES, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+@pytest.mark.parametrize("spec", EXCHANGES)
 def test_the_exchange_kernel_links_with_cuda_coops_primitive(spec: coopcheck.KernelSpec, tmp_path: Path) -> None:
     """The kernel of the Exchange ABI around ``make_exchange``: the entry named for attribution, scratch for one
     warp's share of the tile when time-sliced (CUB's WarpTimeSlicing) and for the whole tile otherwise."""
@@ -193,7 +193,7 @@ REDUCES = [
 
 
 @pytest.mark.usefixtures("sm_90")
-@pytest.mark.parametrize("spec", REDUCES, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+@pytest.mark.parametrize("spec", REDUCES)
 def test_the_reduce_kernel_links_with_cuda_coops_primitive(spec: coopcheck.KernelSpec, tmp_path: Path) -> None:
     """The kernel of the Reduce ABI around ``make_sum`` / ``make_reduce``: the entry named for attribution, the
     operator's code linked in (one per operator and dtype), and TempStorage for the block's partials."""
@@ -239,7 +239,7 @@ SCANS = [
 
 
 @pytest.mark.usefixtures("sm_90")
-@pytest.mark.parametrize("spec", SCANS, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+@pytest.mark.parametrize("spec", SCANS)
 def test_the_scan_kernel_links_with_cuda_coops_primitive(spec: coopcheck.KernelSpec, tmp_path: Path) -> None:
     """The kernel of the Scan ABI around ``make_*_sum`` / ``make_*_scan`` with the prefix callback: the entry named
     for attribution, the callback's code (and the operator's) linked in, TempStorage for the warps' partials."""
@@ -370,7 +370,7 @@ WARPS = [
 
 
 @pytest.mark.usefixtures("sm_90")
-@pytest.mark.parametrize("spec", WARPS, ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+@pytest.mark.parametrize("spec", WARPS)
 def test_the_warp_kernel_links_and_meets_the_contracts_resource_rules(spec: coopcheck.KernelSpec,
                                                                        tmp_path: Path) -> None:
     """The kernel of the Warp Reduce / Warp Scan ABI around cuda.coop's warp primitive: the entry named for

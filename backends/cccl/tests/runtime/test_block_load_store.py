@@ -77,12 +77,12 @@ def _check(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec, seed: int) ->
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-@pytest.mark.parametrize("spec", _specs(KERNELS), ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+@pytest.mark.parametrize("spec", _specs(KERNELS))
 def test_the_kernel_matches_the_oracle(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec, seed: int) -> None:
     _check(adapter, spec, seed)
 
 
-@pytest.mark.parametrize("spec", _specs(LARGE_SCRATCH), ids=lambda s: coopcheck.kernel_symbol(s, include_block=True))
+@pytest.mark.parametrize("spec", _specs(LARGE_SCRATCH))
 def test_scratch_past_48_kib(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec) -> None:
     compiled = adapter.compile(spec, arch=ARCH)
     assert compiled.shared_bytes > 48 * 1024  # type: ignore[attr-defined]

@@ -32,7 +32,7 @@ ARCH = "sm_90"
 CONTRACT = {c.id: c for c in load_contracts()}["block.exchange"]
 
 
-def _sample() -> list[Any]:
+def _sample() -> list[coopcheck.KernelSpec]:
     axes = CONTRACT.axes
     params, k = [], 0
     for method, slicing, output in product(METHODS, SLICING, OUTPUTS):
@@ -47,7 +47,7 @@ def _sample() -> list[Any]:
         for dtype, shape, ipt in points:
             spec = coopcheck.KernelSpec("block.exchange", dtype, parse_block(shape), ipt, method,
                                         variant=(("slicing", slicing), ("output", output)))
-            params.append(pytest.param(spec, id=coopcheck.kernel_symbol(spec, include_block=True)))
+            params.append(spec)
     return params
 
 
@@ -59,11 +59,10 @@ def _artifacts(adapter: CutlassAdapter, spec: coopcheck.KernelSpec) -> coopcheck
 
 
 def test_the_sample_covers_every_method_both_ways_and_every_axis_value() -> None:
-    specs = [p.values[0] for p in SAMPLE]
-    assert {(s.algorithm, *dict(s.variant).values()) for s in specs} == set(product(METHODS, SLICING, OUTPUTS))
-    assert {s.dtype for s in specs} == set(CONTRACT.axes["dtype"])
-    assert {s.items_per_thread for s in specs} == set(CONTRACT.axes["ipt"])
-    assert {"x".join(map(str, s.block)) for s in specs} == set(CONTRACT.axes["block"])
+    assert {(s.algorithm, *dict(s.variant).values()) for s in SAMPLE} == set(product(METHODS, SLICING, OUTPUTS))
+    assert {s.dtype for s in SAMPLE} == set(CONTRACT.axes["dtype"])
+    assert {s.items_per_thread for s in SAMPLE} == set(CONTRACT.axes["ipt"])
+    assert {"x".join(map(str, s.block)) for s in SAMPLE} == set(CONTRACT.axes["block"])
 
 
 @pytest.mark.parametrize("spec", SAMPLE)
@@ -75,7 +74,7 @@ def test_the_kernel_meets_its_contract_and_asks_for_its_plans_scratch(spec: coop
     assert artifacts.dynamic_shared_bytes == threads * spec.items_per_thread * np.dtype(spec.dtype).itemsize
 
 
-@pytest.mark.parametrize("spec", [p for p in SAMPLE if p.values[0].algorithm in WARP_METHODS])
+@pytest.mark.parametrize("spec", [s for s in SAMPLE if s.algorithm in WARP_METHODS])
 def test_a_warp_method_syncs_its_warp_or_time_sliced_its_block(spec: coopcheck.KernelSpec,
                                                                  adapter: CutlassAdapter) -> None:
     """ptxas may drop a warp barrier from the SASS (a converged warp), so its mask is read from the PTX."""

@@ -31,11 +31,7 @@ def _spec(dtype: str, shape: str, ipt: int, algorithm: str, op: str) -> coopchec
     return coopcheck.KernelSpec("block.reduce", dtype, parse_block(shape), ipt, algorithm, variant=(("op", op),))
 
 
-def _param(spec: coopcheck.KernelSpec, *marks: pytest.MarkDecorator) -> Any:
-    return pytest.param(spec, id=coopcheck.kernel_symbol(spec, include_block=True), marks=marks)
-
-
-def _sample() -> list[Any]:
+def _sample() -> list[coopcheck.KernelSpec]:
     axes, params = CONTRACT.axes, []
     integers = [d for d in axes["dtype"] if not d.startswith("float")]
     for k, (algorithm, op) in enumerate(PAIRS):
@@ -44,21 +40,20 @@ def _sample() -> list[Any]:
                   ("int64" if op == "matmul" else "float64", "1024", max(axes["ipt"]))]
         for dtype, shape, ipt in points:
             spec = _spec(dtype, shape, ipt, algorithm, op)
-            params.append(_param(spec))
+            params.append(spec)
     return params
 
 
 #: Found by the host lane over full, each algorithm once: (dtype, block, ipt, algorithm, op).
 SPILLED_OVER_FULL = [("uint8", "65", 16, "raking", "min"), ("int16", "13x5", 16, "warp_reductions", "max"),
                      ("uint16", "1024", 16, "raking_commutative_only", "min"), ("int8", "65", 16, "raking", "max")]
-SAMPLE = _sample() + [_param(_spec(*point)) for point in SPILLED_OVER_FULL]
+SAMPLE = _sample() + [_spec(*point) for point in SPILLED_OVER_FULL]
 
 
 def test_the_sample_covers_every_algorithm_with_every_operator_it_takes_and_every_axis_value() -> None:
-    specs = [p.values[0] for p in SAMPLE]
-    assert {(s.algorithm, s.static("op")) for s in specs} == set(PAIRS)
-    for axis, values in (("dtype", {s.dtype for s in specs}), ("ipt", {s.items_per_thread for s in specs}),
-                         ("block", {"x".join(map(str, s.block)) for s in specs})):
+    assert {(s.algorithm, s.static("op")) for s in SAMPLE} == set(PAIRS)
+    for axis, values in (("dtype", {s.dtype for s in SAMPLE}), ("ipt", {s.items_per_thread for s in SAMPLE}),
+                         ("block", {"x".join(map(str, s.block)) for s in SAMPLE})):
         assert values == set(CONTRACT.axes[axis]), axis
 
 

@@ -148,17 +148,17 @@ def _check_store(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec, cases: 
     _assert_bits_equal(spec, cases, np.asarray(got), want, region)
 
 
-@pytest.mark.parametrize("spec", _specs("block.load", KERNELS), ids=_id)
+@pytest.mark.parametrize("spec", _specs("block.load", KERNELS))
 def test_load(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec) -> None:
     _check_load(adapter, spec, _cases(spec))
 
 
-@pytest.mark.parametrize("spec", _specs("block.store", KERNELS), ids=_id)
+@pytest.mark.parametrize("spec", _specs("block.store", KERNELS))
 def test_store(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec) -> None:
     _check_store(adapter, spec, _cases(spec))
 
 
-@pytest.mark.parametrize("spec", _specs("block.load", LARGE_SCRATCH) + _specs("block.store", LARGE_SCRATCH), ids=_id)
+@pytest.mark.parametrize("spec", _specs("block.load", LARGE_SCRATCH) + _specs("block.store", LARGE_SCRATCH))
 def test_scratch_past_48_kib(adapter: coopcheck.Adapter, spec: coopcheck.KernelSpec) -> None:
     # On a GPU the launch must opt in to this much dynamic shared memory (the simulator has no limit).
     cases = [Case(spec.tile, 0, False), Case(spec.tile // 3 + 1, 1, spec.operation == "block.load"), Case(0, 0, False)]
